@@ -1,0 +1,42 @@
+# The README's two commands: `make demo` (score + filter captions with the embedded
+# zero-download model) and `make test`. Both create .venv and install what they need.
+#
+# torch: without an NVIDIA GPU we ask for torch==2.13.0 (on the project's CI machines a
+# small CPU build on local disk); with `nvidia-smi` present pip's default CUDA build is
+# used. Override with `make TORCH_SPEC="torch==2.6.0" install`.
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+TORCH_SPEC ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0)
+EXTRAS ?= dev
+PIP := $(BIN)/python -m pip --disable-pip-version-check
+STAMP := $(VENV)/.installed-$(EXTRAS)
+
+.PHONY: install demo test lint format clean
+
+install: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q -e ".[$(EXTRAS)]"
+	touch $@
+
+demo: install
+	HF_HUB_OFFLINE=1 $(BIN)/icc filter --model lite --threshold 0.5 \
+		--input modeling_icc/data/demo_captions.txt --output outputs/demo_kept.jsonl --show 30
+
+test: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+clean:
+	rm -rf $(VENV) outputs .pytest_cache

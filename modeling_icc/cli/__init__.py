@@ -1,0 +1,1 @@
+"""The ``icc`` command line."""

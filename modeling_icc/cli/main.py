@@ -1,0 +1,45 @@
+"""Entry point of the ``icc`` console script."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .. import __version__
+from ..errors import UserInputError
+from ..loading import CheckpointError, ModelNotAvailableError
+from . import filter as filter_command
+from . import score as score_command
+
+COMMANDS = (score_command, filter_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="icc",
+        description="Image Caption Concreteness: score and filter captions by how visually concrete they are.",
+    )
+    parser.add_argument("--version", action="version", version=f"icc {__version__}")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for command in COMMANDS:
+        command.add_parser(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args)
+    except (UserInputError, ModelNotAvailableError, CheckpointError) as error:
+        print(f"icc: error: {error}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

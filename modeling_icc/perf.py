@@ -1,0 +1,96 @@
+"""Helpers for throughput benchmarks: a realistic synthetic caption set, timing, environment."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from importlib import metadata, resources
+from pathlib import Path
+
+import numpy as np
+
+#: Log-normal word counts: median 9 words, long tail, clipped to [1, 80] (LAION-like).
+LENGTH_MEDIAN_WORDS = 9
+LENGTH_SIGMA = 0.6
+
+
+def caption_vocabulary() -> list[str]:
+    """Words of the real web captions shipped with the package."""
+    text = (resources.files("modeling_icc") / "data" / "caption_concreteness_dev.csv").read_text("utf-8")
+    words: list[str] = []
+    for row in csv.DictReader(io.StringIO(text)):
+        words.extend(row["caption"].split())
+    return words
+
+
+def synthetic_captions(n: int, seed: int = 0) -> list[str]:
+    """``n`` captions with a LAION-like length distribution, words drawn from real captions."""
+    rng = np.random.default_rng(seed)
+    vocabulary = caption_vocabulary()
+    lengths = np.clip(rng.lognormal(np.log(LENGTH_MEDIAN_WORDS), LENGTH_SIGMA, size=n).round(), 1, 80).astype(int)
+    picks = rng.integers(0, len(vocabulary), size=int(lengths.sum()))
+    out, start = [], 0
+    for length in lengths:
+        out.append(" ".join(vocabulary[i] for i in picks[start : start + length]))
+        start += length
+    return out
+
+
+def median_seconds(run: Callable[[], object], repeats: int, warmup: int = 1) -> tuple[float, list[float]]:
+    """Median wall time of ``run`` over ``repeats`` timed calls after ``warmup`` untimed ones."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), times
+
+
+def package_versions(*names: str) -> dict[str, str | None]:
+    versions = {}
+    for name in names:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def environment(device: str) -> dict:
+    """Where a number was measured: device, CPU, threads, versions, time."""
+    info = {
+        "device": device,
+        "cpu": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "python": platform.python_version(),
+        "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "versions": package_versions("icc", "torch", "transformers", "tokenizers", "numpy"),
+    }
+    try:
+        import torch
+
+        info["torch_threads"] = torch.get_num_threads()
+        if device.startswith("cuda") and torch.cuda.is_available():
+            info["gpu"] = torch.cuda.get_device_name(0)
+    except ImportError:
+        pass
+    return info
+
+
+def write_json(path: str | os.PathLike, payload: dict) -> Path:
+    """Write ``payload`` atomically (temp file + rename) with stable formatting."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_suffix(path.suffix + ".tmp")
+    temp.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    os.replace(temp, path)
+    return path

@@ -1,0 +1,41 @@
+"""The scorer interface every ICC model implements (neural student, lite, baselines)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable
+
+import numpy as np
+
+from .inputs import ErrorMode, prepare_texts, scatter
+
+
+class ConcretenessScorer(ABC):
+    """Scores captions for visual concreteness.
+
+    ``score(texts)`` returns one float32 per caption, in input order, in [0, 1]
+    (higher = more concrete). Blank captions give NaN; ``None`` or non-strings
+    raise ``TypeError`` unless ``errors="nan"``.
+    """
+
+    #: Identifier recorded next to scores (Hub id, local path or "lite").
+    model_id: str = "unknown"
+
+    def score(self, texts: Iterable[object], *, errors: ErrorMode = "raise", raw: bool = False) -> np.ndarray:
+        """Concreteness of each caption, in input order.
+
+        ``raw=True`` returns the model's unclipped output instead of the [0, 1]
+        score (identical for models whose output is already bounded).
+        """
+        valid, mask = prepare_texts(texts, errors=errors)
+        values = self._score_valid(valid) if valid else np.zeros(0, dtype=np.float32)
+        if not raw:
+            values = np.clip(values, 0.0, 1.0)
+        return scatter(values, mask)
+
+    @abstractmethod
+    def _score_valid(self, texts: list[str]) -> np.ndarray:
+        """Raw scores of non-blank captions (float32, same order)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model_id={self.model_id!r})"

@@ -1,0 +1,115 @@
+"""Tiny random models and tokenizers, built offline, for tests and demos.
+
+Everything here is built from configs in seconds on a CPU, with no download:
+the same code paths as the real models run on them. Later pipelines (teachers,
+distillation, benchmarks) reuse these builders.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaForSequenceClassification, RobertaTokenizerFast
+
+from .configuration_icc import ICCConfig
+from .modeling_icc import ICCForConcreteness
+
+ROBERTA_SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+
+
+def training_corpus() -> list[str]:
+    """Real captions shipped with the package (paper examples + dev split) for tokenizer training."""
+    data = resources.files("modeling_icc") / "data"
+    lines = [json.loads(line)["caption"] for line in (data / "paper_examples.jsonl").read_text("utf-8").splitlines()]
+    import csv
+    import io
+
+    reader = csv.DictReader(io.StringIO((data / "caption_concreteness_dev.csv").read_text("utf-8")))
+    lines += [row["caption"] for row in reader]
+    return lines
+
+
+@lru_cache(maxsize=4)
+def _tiny_bpe(vocab_size: int) -> str:
+    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=ROBERTA_SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(training_corpus(), trainer=trainer)
+    tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
+    return tokenizer.to_str()
+
+
+def tiny_tokenizer(vocab_size: int = 512, model_max_length: int = 128) -> PreTrainedTokenizerFast:
+    """A byte-level BPE tokenizer with RoBERTa's special tokens, trained on the shipped captions."""
+    return RobertaTokenizerFast(
+        tokenizer_object=Tokenizer.from_str(_tiny_bpe(vocab_size)),
+        bos_token="<s>",
+        eos_token="</s>",
+        sep_token="</s>",
+        cls_token="<s>",
+        unk_token="<unk>",
+        pad_token="<pad>",
+        mask_token="<mask>",
+        model_max_length=model_max_length,
+    )
+
+
+def tiny_roberta_kwargs(vocab_size: int = 512, max_length: int = 128) -> dict:
+    """A 2-layer, 32-wide RoBERTa shape (DistilRoBERTa's wiring, a fraction of its size)."""
+    return dict(
+        vocab_size=vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=max_length + 2,
+        type_vocab_size=1,
+        pad_token_id=1,
+        bos_token_id=0,
+        eos_token_id=2,
+    )
+
+
+def tiny_student(seed: int = 0, **overrides) -> ICCForConcreteness:
+    """A randomly initialized :class:`ICCForConcreteness` small enough for unit tests."""
+    torch.manual_seed(seed)
+    return ICCForConcreteness(ICCConfig(**{**tiny_roberta_kwargs(), **overrides})).eval()
+
+
+def save_tiny_student(directory: str | Path, seed: int = 0) -> Path:
+    """Save a tiny student with its tokenizer, loadable by ``load_scorer(directory)``."""
+    directory = Path(directory)
+    tiny_student(seed).save_pretrained(directory)
+    tiny_tokenizer().save_pretrained(directory)
+    return directory
+
+
+def save_published_format_checkpoint(directory: str | Path, seed: int = 0) -> Path:
+    """A tiny checkpoint in the published ``moranyanuka/icc`` format.
+
+    ``RobertaForSequenceClassification`` with ``num_labels=1`` and
+    ``problem_type="regression"``, saved by plain transformers: what loaders of the
+    published model must accept unchanged.
+    """
+    directory = Path(directory)
+    torch.manual_seed(seed)
+    config = RobertaConfig(**tiny_roberta_kwargs(), num_labels=1, problem_type="regression")
+    RobertaForSequenceClassification(config).eval().save_pretrained(directory)
+    tiny_tokenizer().save_pretrained(directory)
+    return directory
+
+
+def distilroberta_config() -> ICCConfig:
+    """The real DistilRoBERTa-base shape (82M parameters), for benchmarks with random weights."""
+    return ICCConfig(vocab_size=50265, hidden_size=768, num_attention_heads=12, intermediate_size=3072)

@@ -1,0 +1,41 @@
+"""The embedded lite model: ranking, determinism, lexicon, odd input."""
+
+import numpy as np
+
+from modeling_icc import LiteScorer
+from modeling_icc.lite.lexicon import default_lexicon, lexicon_sources
+from modeling_icc.lite.text import words
+
+
+def test_ranks_the_papers_headline_pair():
+    scores = LiteScorer().score(["a man with a white shirt", "a great method of quantifying concreteness"])
+    assert scores[0] > scores[1]
+
+
+def test_scores_are_in_unit_interval_and_deterministic(paper_examples):
+    texts = [example["caption"] for example in paper_examples]
+    first = LiteScorer().score(texts)
+    assert ((first >= 0) & (first <= 1)).all()
+    np.testing.assert_array_equal(first, LiteScorer().score(texts))
+
+
+def test_multiword_entries_match_longest_first():
+    spans = default_lexicon().match(words("a fire hydrant next to a white shirt"))
+    entries = [entry for _, _, entry in spans]
+    assert "fire hydrant" in entries and "white shirt" in entries
+    assert "fire" not in entries and "hydrant" not in entries
+
+
+def test_blank_unicode_and_huge_captions():
+    scorer = LiteScorer()
+    huge = "a red car on a street " * 20_000
+    scores = scorer.score(["", "🐈🐈", "東京タワーの夜景", huge, "café au lait on a table"])
+    assert np.isnan(scores[0])
+    assert np.isfinite(scores[1:]).all()
+
+
+def test_lexicon_records_sources_and_excludes_research_only_mrc():
+    sources = lexicon_sources()
+    assert {"brysbaert", "muraki", "glasgow", "lancaster"} <= set(sources["sources"])
+    assert "mrc" not in sources["sources"] and "mrc" in sources["excluded"]
+    assert sources["entries"] > 90_000

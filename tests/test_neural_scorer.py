@@ -1,0 +1,116 @@
+"""load_scorer and the batched neural scorer: order, padding, bad input, errors."""
+
+import numpy as np
+import pytest
+import torch
+
+from modeling_icc import LiteScorer, ModelNotAvailableError, NeuralScorer, load_scorer
+from modeling_icc.loading import CheckpointError
+from modeling_icc.testing import tiny_tokenizer
+
+CAPTIONS = [
+    "a man with a white shirt",
+    "keep an eye on the ball when it comes to investments",
+    "dog",
+    "small blue and white airplane parked on the ramp with a control tower in the distance, seen from afar",
+    "A sandwich sits on a small blue plate",
+    "x",
+]
+
+
+def _one_by_one(scorer: NeuralScorer, texts: list[str]) -> np.ndarray:
+    """Reference: each caption alone, no padding, no sorting."""
+    out = []
+    with torch.inference_mode():
+        for text in texts:
+            batch = scorer.tokenizer([text], return_tensors="pt", truncation=True, max_length=scorer.max_length)
+            out.append(scorer.model(**batch).raw_scores.item())
+    return np.array(out, dtype=np.float32)
+
+
+def test_batched_scores_match_unbatched_in_input_order(tiny_student_dir):
+    scorer = load_scorer(tiny_student_dir, device="cpu", batch_size=2, max_batch_tokens=64)
+    texts = CAPTIONS * 5
+    got = scorer.score(texts, raw=True)
+    np.testing.assert_allclose(got, _one_by_one(scorer, texts), atol=1e-5)
+    assert got.dtype == np.float32 and got.shape == (len(texts),)
+
+
+def test_batch_settings_do_not_change_scores(tiny_student_dir):
+    texts = CAPTIONS * 7
+    small = load_scorer(tiny_student_dir, batch_size=1).score(texts)
+    large = load_scorer(tiny_student_dir, batch_size=512, max_batch_tokens=100_000).score(texts)
+    np.testing.assert_allclose(small, large, atol=1e-5)
+
+
+def test_score_is_clipped_and_raw_is_not(tiny_student_dir):
+    scorer = load_scorer(tiny_student_dir)
+    with torch.no_grad():
+        scorer.model.classifier.out_proj.bias.fill_(5.0)
+    raw = scorer.score(CAPTIONS, raw=True)
+    clipped = scorer.score(CAPTIONS)
+    assert (raw > 1).all()
+    assert (clipped == 1.0).all()
+
+
+def test_published_format_directory_loads(published_format_dir):
+    scorer = load_scorer(published_format_dir)
+    assert isinstance(scorer, NeuralScorer)
+    assert np.isfinite(scorer.score(CAPTIONS)).all()
+
+
+def test_blank_captions_are_nan_and_none_raises_with_index(tiny_student_dir):
+    scorer = load_scorer(tiny_student_dir)
+    scores = scorer.score(["a cat", "", "   \n", "a dog"])
+    assert np.isnan(scores[[1, 2]]).all() and np.isfinite(scores[[0, 3]]).all()
+    with pytest.raises(TypeError, match="index 1"):
+        scorer.score(["a cat", None])
+    with pytest.raises(TypeError, match="index 0"):
+        scorer.score([b"bytes are not text"])
+    lenient = scorer.score(["a cat", None, 3.5], errors="nan")
+    assert np.isfinite(lenient[0]) and np.isnan(lenient[1:]).all()
+    with pytest.raises(TypeError, match="list of captions"):
+        scorer.score("a single string")
+
+
+def test_empty_input_gives_empty_array(tiny_student_dir):
+    assert load_scorer(tiny_student_dir).score([]).shape == (0,)
+
+
+def test_overlong_captions_are_truncated_to_the_model_maximum(tiny_student_dir):
+    scorer = load_scorer(tiny_student_dir)
+    long_caption = "a red car parked on a street " * 500
+    prefix_only = tiny_tokenizer().decode(
+        scorer.tokenizer(long_caption, truncation=True, max_length=scorer.max_length)["input_ids"][1:-1]
+    )
+    got = scorer.score([long_caption, prefix_only], raw=True)
+    assert np.isfinite(got).all()
+    np.testing.assert_allclose(got[0], got[1], atol=1e-5)
+
+
+def test_unicode_emoji_and_non_english(tiny_student_dir):
+    texts = ["un chat sur le toit 🐈", "東京タワーの夜景", "Ελληνικά γράμματα", "\u200b\ufeffzero width"]
+    assert np.isfinite(load_scorer(tiny_student_dir).score(texts)).all()
+
+
+def test_lite_is_available_by_name():
+    assert isinstance(load_scorer("lite"), LiteScorer)
+
+
+def test_default_model_offline_raises_with_instructions():
+    with pytest.raises(ModelNotAvailableError) as info:
+        load_scorer()
+    message = str(info.value)
+    assert "moranyanuka/icc" in message and "hf download" in message and "lite" in message
+
+
+def test_missing_local_directory_and_corrupt_checkpoint(tmp_path, tiny_student_dir):
+    with pytest.raises(ModelNotAvailableError, match=r"no config\.json"):
+        load_scorer(tmp_path)
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for item in tiny_student_dir.iterdir():
+        (broken / item.name).write_bytes(item.read_bytes())
+    (broken / "model.safetensors").write_bytes(b"this is not a safetensors file")
+    with pytest.raises((CheckpointError, ModelNotAvailableError), match="broken"):
+        load_scorer(broken)

@@ -1,0 +1,56 @@
+"""Keep rules and length-sorted batching."""
+
+import numpy as np
+import pytest
+
+from modeling_icc.batching import pad_rows, padded_width, plan_batches
+from modeling_icc.errors import UserInputError
+from modeling_icc.selection import KeepRule, keep_mask
+
+SCORES = np.array([0.2, np.nan, 0.9, 0.5, 0.9, 0.7], dtype=np.float32)
+
+
+def test_threshold_keeps_at_or_above_and_drops_nan():
+    np.testing.assert_array_equal(keep_mask(SCORES, KeepRule(threshold=0.5)), [0, 0, 1, 1, 1, 1])
+
+
+def test_top_k_breaks_ties_by_input_order_and_uses_raw_ranking():
+    np.testing.assert_array_equal(keep_mask(SCORES, KeepRule(top_k=1)), [0, 0, 1, 0, 0, 0])
+    raw = np.array([0.2, np.nan, 1.1, 0.5, 1.3, 0.7])
+    np.testing.assert_array_equal(keep_mask(np.clip(raw, 0, 1), KeepRule(top_k=1), ranking=raw), [0, 0, 0, 0, 1, 0])
+    assert keep_mask(SCORES, KeepRule(top_k=100)).sum() == 5
+
+
+def test_top_fraction_counts_scored_rows_only():
+    assert keep_mask(SCORES, KeepRule(top_fraction=0.4)).sum() == 2  # 0.4 * 5 scored rows
+    assert keep_mask(SCORES, KeepRule(top_fraction=1.0)).sum() == 5
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{}, {"threshold": 0.5, "top_k": 3}, {"top_fraction": 0.0}, {"top_fraction": 1.5}, {"top_k": -1}]
+)
+def test_invalid_rules_are_refused(kwargs):
+    with pytest.raises(UserInputError):
+        KeepRule(**kwargs)
+
+
+def test_batches_respect_the_token_budget_and_cover_every_row():
+    lengths = np.sort(np.random.default_rng(0).integers(3, 60, size=500))
+    batches = list(plan_batches(lengths, max_rows=64, max_tokens=512))
+    covered = np.concatenate([np.arange(len(lengths))[b] for b in batches])
+    np.testing.assert_array_equal(covered, np.arange(len(lengths)))
+    for batch in batches:
+        rows = batch.stop - batch.start
+        assert rows <= 64
+        assert rows == 1 or rows * padded_width(int(lengths[batch.stop - 1])) <= 512
+
+
+def test_a_row_longer_than_the_budget_gets_its_own_batch():
+    assert [(b.start, b.stop) for b in plan_batches(np.array([4, 900]), 8, 64)] == [(0, 1), (1, 2)]
+
+
+def test_pad_rows_right_pads_to_a_multiple_of_eight():
+    ids, mask = pad_rows([[0, 5, 2], [0, 5, 6, 7, 2]], np.array([1, 0]), pad_id=1)
+    assert ids.shape == (2, 8)
+    assert ids[0, :5].tolist() == [0, 5, 6, 7, 2] and ids[1, 3:].tolist() == [1] * 5
+    assert mask.sum(axis=1).tolist() == [5, 3]
