@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import os
 import platform
@@ -11,10 +9,12 @@ import statistics
 import time
 from collections.abc import Callable
 from datetime import datetime, timezone
-from importlib import metadata, resources
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
+
+from .shipped_data import dev_split
 
 #: Log-normal word counts: median 9 words, long tail, clipped to [1, 80] (LAION-like).
 LENGTH_MEDIAN_WORDS = 9
@@ -23,11 +23,7 @@ LENGTH_SIGMA = 0.6
 
 def caption_vocabulary() -> list[str]:
     """Words of the real web captions shipped with the package."""
-    text = (resources.files("modeling_icc") / "data" / "caption_concreteness_dev.csv").read_text("utf-8")
-    words: list[str] = []
-    for row in csv.DictReader(io.StringIO(text)):
-        words.extend(row["caption"].split())
-    return words
+    return [word for row in dev_split() for word in row["caption"].split()]
 
 
 def synthetic_captions(n: int, seed: int = 0) -> list[str]:

@@ -6,13 +6,11 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-import json
-from importlib import resources
 from pathlib import Path
 
 import pytest
 
-from modeling_icc import testing
+from modeling_icc import shipped_data, testing
 
 
 @pytest.fixture(scope="session")
@@ -27,5 +25,4 @@ def published_format_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def paper_examples() -> list[dict]:
-    text = (resources.files("modeling_icc") / "data" / "paper_examples.jsonl").read_text("utf-8")
-    return [json.loads(line) for line in text.splitlines()]
+    return shipped_data.paper_examples()

@@ -1,37 +1,24 @@
-"""Tiny random models and tokenizers, built offline, for tests and demos.
-
-Everything here is built from configs in seconds on a CPU, with no download:
-the same code paths as the real models run on them. Later pipelines (teachers,
-distillation, benchmarks) reuse these builders.
-"""
+"""Tiny ICC students and a RoBERTa-style tokenizer trained offline on the shipped captions."""
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 
 import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaForSequenceClassification, RobertaTokenizerFast
 
-from .configuration_icc import ICCConfig
-from .modeling_icc import ICCForConcreteness
+from ..configuration_icc import ICCConfig
+from ..modeling_icc import ICCForConcreteness
+from ..shipped_data import dev_split, paper_examples
 
 ROBERTA_SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 
 
 def training_corpus() -> list[str]:
     """Real captions shipped with the package (paper examples + dev split) for tokenizer training."""
-    data = resources.files("modeling_icc") / "data"
-    lines = [json.loads(line)["caption"] for line in (data / "paper_examples.jsonl").read_text("utf-8").splitlines()]
-    import csv
-    import io
-
-    reader = csv.DictReader(io.StringIO((data / "caption_concreteness_dev.csv").read_text("utf-8")))
-    lines += [row["caption"] for row in reader]
-    return lines
+    return [row["caption"] for row in paper_examples()] + [row["caption"] for row in dev_split()]
 
 
 @lru_cache(maxsize=4)

@@ -1,0 +1,45 @@
+"""The annotated data shipped inside the package (see ``data/ATTRIBUTION.md``)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+DEV_SPLIT_FILE = "caption_concreteness_dev.csv"
+PAPER_EXAMPLES_FILE = "paper_examples.jsonl"
+DEMO_CAPTIONS_FILE = "demo_captions.txt"
+
+
+def data_path(name: str) -> Path:
+    """Filesystem path of a shipped data file (the package is installed unzipped)."""
+    return Path(str(resources.files("modeling_icc") / "data" / name))
+
+
+@lru_cache(maxsize=1)
+def _dev_rows() -> tuple[dict, ...]:
+    text = data_path(DEV_SPLIT_FILE).read_text(encoding="utf-8")
+    return tuple(
+        {
+            "sample_id": row["sample_id"],
+            "caption": row["caption"],
+            "concreteness_annotation": int(row["concreteness_annotation"]),
+            "icc_score": float(row["icc_score"]),
+        }
+        for row in csv.DictReader(io.StringIO(text))
+    )
+
+
+def dev_split() -> list[dict]:
+    """The 303-caption development split: ``sample_id``, ``caption``,
+    ``concreteness_annotation`` (0-3 human label) and ``icc_score`` (published model, raw)."""
+    return [dict(row) for row in _dev_rows()]
+
+
+def paper_examples() -> list[dict]:
+    """The 24 example captions of the paper and official README (``group`` is concrete/abstract)."""
+    text = data_path(PAPER_EXAMPLES_FILE).read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines() if line.strip()]

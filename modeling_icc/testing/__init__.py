@@ -1,0 +1,27 @@
+"""Tiny random models and tokenizers, built offline, for tests, demos and CPU dry runs.
+
+Each submodule builds one family from configs in seconds with no download, so the
+real code paths run on them: ``student`` (the ICC student and its tokenizer).
+"""
+
+from .student import (
+    ROBERTA_SPECIAL_TOKENS,
+    distilroberta_config,
+    save_published_format_checkpoint,
+    save_tiny_student,
+    tiny_roberta_kwargs,
+    tiny_student,
+    tiny_tokenizer,
+    training_corpus,
+)
+
+__all__ = [
+    "ROBERTA_SPECIAL_TOKENS",
+    "distilroberta_config",
+    "save_published_format_checkpoint",
+    "save_tiny_student",
+    "tiny_roberta_kwargs",
+    "tiny_student",
+    "tiny_tokenizer",
+    "training_corpus",
+]
