@@ -1,0 +1,8 @@
+"""ICC Spaces demo: the app lives in modeling_icc.space_app (shipped next to this file by `icc push`)."""
+
+from modeling_icc.space_app import build_demo
+
+demo = build_demo()
+
+if __name__ == "__main__":
+    demo.launch()

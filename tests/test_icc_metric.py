@@ -1,0 +1,92 @@
+"""The `evaluate` module: loading offline from the repo and from the installed package, outputs, caching."""
+
+import math
+import warnings
+from pathlib import Path
+
+import evaluate
+import numpy as np
+import pytest
+
+from modeling_icc import LiteScorer
+from modeling_icc.measurement import compute_icc, metric_path, module_script
+from modeling_icc.scorer_cache import cached_scorer, with_batch_size
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+CAPTIONS = ["a man with a white shirt", "a great method of quantifying concreteness", "", "a red car on a street"]
+
+
+def test_loads_by_folder_name_from_the_repository_root(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    icc = evaluate.load("icc_metric")
+    assert icc.module_type == "measurement"
+    assert list(icc.features) == ["predictions"] and icc.features["predictions"].dtype == "string"
+    result = icc.compute(predictions=CAPTIONS, model_id="lite")
+    expected = LiteScorer().score(CAPTIONS)
+    np.testing.assert_allclose(result["icc_scores"], expected, equal_nan=True)
+    assert result["icc_model"] == "lite"
+    assert result["icc_scores"][0] > result["icc_scores"][1]
+
+
+def test_loads_from_the_installed_package_anywhere(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    assert (metric_path() / "icc_metric.py").is_file() and (metric_path() / "README.md").is_file()
+    icc = evaluate.load(str(metric_path()))
+    result = icc.compute(predictions=CAPTIONS[:2], model_id="lite", aggregation="mean")
+    assert result["icc_mean"] == pytest.approx(np.mean(result["icc_scores"]))
+
+
+def test_aggregations_and_kept_fraction_skip_blank_captions():
+    result = compute_icc(CAPTIONS, model_id="lite", aggregation="all", threshold=0.5)
+    scores = np.array(result["icc_scores"])
+    assert math.isnan(scores[2])
+    valid = scores[~np.isnan(scores)]
+    assert result["icc_mean"] == pytest.approx(valid.mean())
+    assert result["icc_median"] == pytest.approx(np.median(valid))
+    assert result["icc_std"] == pytest.approx(valid.std())
+    assert result["icc_quantiles"]["p50"] == pytest.approx(np.median(valid))
+    assert list(result["icc_quantiles"]) == ["p5", "p25", "p50", "p75", "p95"]
+    assert result["kept_fraction"] == pytest.approx((valid >= 0.5).sum() / len(CAPTIONS))
+
+
+def test_per_caption_only_unless_asked_and_bad_aggregation_is_rejected():
+    assert set(compute_icc(CAPTIONS, model_id="lite")) == {"icc_scores", "icc_model"}
+    with pytest.raises(ValueError, match="aggregation must be one of"):
+        compute_icc(CAPTIONS, model_id="lite", aggregation="average")
+
+
+def test_all_blank_input_gives_nan_summaries():
+    result = compute_icc(["", "  "], model_id="lite", aggregation="median", threshold=0.1)
+    assert math.isnan(result["icc_median"]) and result["kept_fraction"] == 0.0
+
+
+def test_default_model_falls_back_to_lite_with_a_warning_offline():
+    with pytest.warns(UserWarning, match="lite"):
+        result = compute_icc(CAPTIONS[:1])
+    assert result["icc_model"] == "lite"
+
+
+def test_scorer_is_cached_per_model_device_dtype(tiny_student_dir):
+    first = cached_scorer(tiny_student_dir, "cpu", "float32")
+    assert cached_scorer(str(tiny_student_dir)) is first  # None resolves to cpu/float32 here
+    assert cached_scorer(tiny_student_dir, "cpu", "bfloat16") is not first
+    assert cached_scorer("lite") is cached_scorer("lite", "cpu")
+
+
+def test_batch_size_override_shares_weights_and_keeps_scores(tiny_student_dir):
+    cached = cached_scorer(tiny_student_dir, "cpu", "float32")
+    resized = with_batch_size(cached, 1)
+    assert resized.batch_size == 1 and cached.batch_size != 1 and resized.model is cached.model
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        by_one = compute_icc(CAPTIONS, model_id=str(tiny_student_dir), batch_size=1, device="cpu")
+    np.testing.assert_allclose(by_one["icc_scores"], cached.score(CAPTIONS, errors="nan"), atol=1e-6, equal_nan=True)
+    with pytest.raises(ValueError, match="positive"):
+        with_batch_size(cached, 0)
+
+
+def test_module_script_finds_the_renamed_script(tmp_path):
+    (tmp_path / "app.py").write_text("")
+    (tmp_path / "icc.py").write_text("")
+    assert module_script(tmp_path).name == "icc.py"
+    assert module_script(metric_path()).name == "icc_metric.py"
