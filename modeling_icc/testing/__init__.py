@@ -1,9 +1,11 @@
 """Tiny random models and tokenizers, built offline, for tests, demos and CPU dry runs.
 
 Each submodule builds one family from configs in seconds with no download, so the
-real code paths run on them: ``student`` (the ICC student and its tokenizer).
+real code paths run on them: ``student`` (the ICC student and its tokenizer),
+``publishing`` (a teacher-score parquet for card and push tests).
 """
 
+from .publishing import write_teacher_scores_parquet
 from .student import (
     ROBERTA_SPECIAL_TOKENS,
     distilroberta_config,
@@ -24,4 +26,5 @@ __all__ = [
     "tiny_student",
     "tiny_tokenizer",
     "training_corpus",
+    "write_teacher_scores_parquet",
 ]

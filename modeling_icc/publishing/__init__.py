@@ -1,0 +1,1 @@
+"""Publishing to the Hub: cards generated from measured results, and upload folders built and checked offline."""

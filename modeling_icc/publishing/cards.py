@@ -1,0 +1,273 @@
+"""Hub cards built from measured results: nothing on a card is typed by hand.
+
+The model card's ``model-index`` comes from ``icc bench`` results and its training
+section from the distillation provenance; the dataset cards read their schema and size
+from the data itself. See :mod:`.results_schema` for the JSON fields used.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pyarrow.parquet as pq
+from huggingface_hub import DatasetCard, DatasetCardData, EvalResult, ModelCard, ModelCardData
+
+from ..errors import UserInputError
+from ..shipped_data import dev_split
+from .results_schema import CAPTION_BENCHMARK, HUB_METRIC_IDS, BenchResults, BenchRow, Provenance
+
+PAPER_URL = "https://aclanthology.org/2024.findings-acl.592/"
+CITATION = """@inproceedings{yanuka-etal-2024-icc,
+    title = "{ICC}: Quantifying Image Caption Concreteness for Multimodal Dataset Curation",
+    author = "Yanuka, Moran and Alper, Morris and Averbuch-Elor, Hadar and Giryes, Raja",
+    booktitle = "Findings of the Association for Computational Linguistics: ACL 2024",
+    year = "2024",
+    url = "https://aclanthology.org/2024.findings-acl.592/",
+}"""
+#: Human-readable benchmark names for tables and ``model-index``.
+BENCHMARK_NAMES = {
+    CAPTION_BENCHMARK: "Caption concreteness (human-annotated web captions)",
+    "word_concreteness": "Word concreteness (Brysbaert et al. 2014 norms)",
+    "phrase_concreteness": "Phrase concreteness (Muraki et al. 2023 norms)",
+}
+#: Descriptions of the teacher-score parquet columns named by the distillation issue (assumed names).
+TEACHER_SCORE_COLUMNS = {
+    "id": "row id, stable across shards",
+    "caption": "the caption text",
+    "n_words": "caption length in words (the standardization bucket)",
+    "sba_reconstruction": "best of the SBA teacher's 5 reconstructions",
+    "sba_similarity": "SBA raw similarity: 1 - char Levenshtein / max length, best of 5",
+    "vba_caption": "best of the VBA teacher's 5 captions of the generated image",
+    "vba_similarity": "VBA raw similarity: BERTScore F1, best of 5",
+    "sba_standardized": "SBA similarity after per-length logit-normal standardization",
+    "vba_standardized": "VBA similarity after per-length logit-normal standardization",
+    "icc_target": "combined distillation target sigma(a*VBA + b*SBA + c)",
+    "sba_teacher": "SBA teacher model ids and versions",
+    "vba_teacher": "VBA teacher model ids and versions",
+    "seed": "per-caption generator seed (reruns reproduce the image)",
+}
+DEV_SPLIT_COLUMNS = {
+    "sample_id": "LAION-400M sample id",
+    "caption": "the web caption",
+    "concreteness_annotation": "human label, 0 (highly abstract) to 3 (highly concrete)",
+    "icc_score": "raw output of the published ICC model (moranyanuka/icc); can exceed 1",
+}
+
+
+def _template(name: str) -> str:
+    """A Jinja card template from ``templates/`` (rendered by huggingface_hub)."""
+    return (Path(__file__).parent / "templates" / name).read_text(encoding="utf-8")
+
+
+def model_card(
+    repo_id: str,
+    bench: BenchResults,
+    provenance: Provenance,
+    *,
+    scorer: str | None = None,
+    license: str = "mit",
+    metric_repo_id: str | None = None,
+    benchmark_dataset: str | None = None,
+) -> ModelCard:
+    """The student's card; ``scorer`` names its rows in the bench results (default: ``repo_id``)."""
+    scorer = scorer or repo_id
+    own_rows = bench.for_scorer(scorer)
+    if not own_rows:
+        raise UserInputError(
+            f"{bench.source}: no results for scorer {scorer!r}; scorers in the file: {', '.join(bench.scorers())}. "
+            "Pass --scorer with the id the student was benchmarked under."
+        )
+    model_name = repo_id.split("/")[-1]
+    card_data = ModelCardData(
+        language="en",
+        license=license,
+        library_name="transformers",
+        pipeline_tag="text-classification",
+        tags=["icc", "image-captioning", "dataset-curation", "concreteness", "regression"],
+        base_model=provenance.base_model,
+        datasets=[name for name in (provenance.teacher_dataset, benchmark_dataset) if name] or None,
+        metrics=sorted({HUB_METRIC_IDS[m] for row in own_rows for m in row.metrics if m in HUB_METRIC_IDS}),
+        model_name=model_name,
+        eval_results=eval_results(own_rows, benchmark_dataset),
+    )
+    return ModelCard.from_template(
+        card_data,
+        template_str=_template("model_card.md"),
+        model_name=model_name,
+        repo_id=repo_id,
+        metric_repo_id=metric_repo_id or f"{repo_id.split('/')[0]}/icc",
+        paper_url=PAPER_URL,
+        bench_source=Path(bench.source).name,
+        results_tables=results_tables(bench.rows, highlight=scorer),
+        environment=_environment_line(bench.environment),
+        provenance=provenance,
+        training=", ".join(f"{key} {value}" for key, value in provenance.training.items()),
+        citation=CITATION,
+    )
+
+
+def eval_results(rows: Sequence[BenchRow], benchmark_dataset: str | None = None) -> list[EvalResult]:
+    """``model-index`` entries: one per benchmark and correlation measured for the model."""
+    results = []
+    for row in rows:
+        for name, metric in row.metrics.items():
+            if name not in HUB_METRIC_IDS:
+                continue
+            results.append(
+                EvalResult(
+                    task_type="text-classification",
+                    task_name="Concreteness scoring (regression)",
+                    dataset_type=row.dataset
+                    or (benchmark_dataset if row.benchmark == CAPTION_BENCHMARK else None)
+                    or row.benchmark,
+                    dataset_name=BENCHMARK_NAMES.get(row.benchmark, row.benchmark),
+                    dataset_split=row.split,
+                    metric_type=HUB_METRIC_IDS[name],
+                    metric_name=f"{name.capitalize()} correlation",
+                    metric_value=round(metric.value, 4),
+                )
+            )
+    return results
+
+
+def results_tables(rows: Sequence[BenchRow], highlight: str | None = None) -> str:
+    """One markdown table per benchmark: scorer, n, then each correlation."""
+    tables = []
+    for benchmark in dict.fromkeys(row.benchmark for row in rows):
+        members = [row for row in rows if row.benchmark == benchmark]
+        names = list(dict.fromkeys(name for row in members for name in row.metrics))
+        lines = [
+            f"**{BENCHMARK_NAMES.get(benchmark, benchmark)}**",
+            "",
+            "| scorer | n | " + " | ".join(names) + " |",
+            "| --- | ---: | " + " | ".join("---:" for _ in names) + " |",
+        ]
+        for row in members:
+            label = f"**{row.label}**" if row.scorer == highlight else row.label
+            cells = [_metric_cell(row.metrics.get(name)) for name in names]
+            lines.append(f"| {label} | {row.n} | " + " | ".join(cells) + " |")
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables)
+
+
+def _metric_cell(metric) -> str:
+    if metric is None:
+        return "–"
+    if metric.ci95 is None:
+        return f"{metric.value:.3f}"
+    return f"{metric.value:.3f} [{metric.ci95[0]:.3f}, {metric.ci95[1]:.3f}]"
+
+
+def _environment_line(environment: dict) -> str:
+    parts = [environment.get(key) for key in ("device", "gpu", "cpu")]
+    versions = environment.get("versions") or {}
+    parts += [f"{name} {version}" for name, version in versions.items() if version]
+    return ", ".join(str(part) for part in parts if part)
+
+
+def teacher_dataset_card(
+    repo_id: str,
+    parquet_files: Sequence[str | os.PathLike],
+    provenance: Provenance | None = None,
+    *,
+    license: str = "other",
+    model_repo_id: str | None = None,
+) -> DatasetCard:
+    """Card of the teacher-score dataset; schema and row count are read from the parquet files."""
+    if not parquet_files:
+        raise UserInputError("the teacher-score dataset needs at least one parquet file")
+    schema, n_rows = _parquet_schema_and_rows(parquet_files)
+    pretty_name = "ICC teacher scores"
+    card_data = DatasetCardData(
+        language="en",
+        license=license,
+        pretty_name=pretty_name,
+        task_categories=["text-classification"],
+        size_categories=size_category(n_rows),
+        tags=["icc", "image-captioning", "dataset-curation", "concreteness", "distillation"],
+        configs=[{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}],
+    )
+    columns = [(f.name, str(f.type), TEACHER_SCORE_COLUMNS.get(f.name, "(not documented)")) for f in schema]
+    return DatasetCard.from_template(
+        card_data,
+        template_str=_template("teacher_dataset_card.md"),
+        pretty_name=pretty_name,
+        repo_id=repo_id,
+        model_repo_id=model_repo_id,
+        n_rows=n_rows,
+        columns=columns,
+        provenance=provenance,
+        license=license,
+        paper_url=PAPER_URL,
+        citation=CITATION,
+    )
+
+
+def benchmark_dataset_card(repo_id: str, bench: BenchResults | None = None) -> DatasetCard:
+    """Card of the caption-concreteness development split shipped with the package."""
+    rows = dev_split()
+    pretty_name = "ICC caption concreteness benchmark (dev split)"
+    card_data = DatasetCardData(
+        language="en",
+        license="mit",
+        pretty_name=pretty_name,
+        annotations_creators=["expert-generated"],
+        language_creators=["found"],
+        source_datasets=["extended|laion/laion400m"],
+        task_categories=["text-classification"],
+        size_categories=size_category(len(rows)),
+        tags=["icc", "image-captioning", "concreteness", "benchmark"],
+        configs=[{"config_name": "default", "data_files": [{"split": "dev", "path": "data/dev-*.parquet"}]}],
+    )
+    counts = {}
+    for row in rows:
+        counts[row["concreteness_annotation"]] = counts.get(row["concreteness_annotation"], 0) + 1
+    kinds = {"sample_id": "string", "caption": "string", "concreteness_annotation": "int64", "icc_score": "float64"}
+    bench_rows = bench.for_benchmark(CAPTION_BENCHMARK) if bench else []
+    return DatasetCard.from_template(
+        card_data,
+        template_str=_template("benchmark_dataset_card.md"),
+        pretty_name=pretty_name,
+        repo_id=repo_id,
+        n_rows=len(rows),
+        columns=[(name, kinds[name], meaning) for name, meaning in DEV_SPLIT_COLUMNS.items()],
+        label_counts=", ".join(f"{label}: {counts[label]}" for label in sorted(counts)),
+        results_tables=results_tables(bench_rows) if bench_rows else "",
+        bench_source=Path(bench.source).name if bench else "",
+        paper_url=PAPER_URL,
+        citation=CITATION,
+    )
+
+
+def _parquet_schema_and_rows(files: Sequence[str | os.PathLike]):
+    schema, n_rows = None, 0
+    for file in files:
+        try:
+            metadata = pq.read_metadata(file)
+        except (OSError, ValueError) as error:
+            raise UserInputError(f"{file}: not a readable parquet file ({error})") from None
+        file_schema = metadata.schema.to_arrow_schema()
+        if schema is not None and not file_schema.equals(schema):
+            raise UserInputError(f"{file}: schema differs from the first parquet file")
+        schema = file_schema
+        n_rows += metadata.num_rows
+    return schema, n_rows
+
+
+#: The Hub's ``size_categories`` labels, smallest first; each bucket is ten times the last.
+SIZE_CATEGORIES = (
+    "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M",
+    "100M<n<1B", "1B<n<10B", "10B<n<100B", "100B<n<1T",
+)  # fmt: skip
+
+
+def size_category(n: int) -> str:
+    """The Hub's ``size_categories`` bucket for ``n`` rows."""
+    bound = 1_000
+    for label in SIZE_CATEGORIES:
+        if n < bound:
+            return label
+        bound *= 10
+    return "n>1T"

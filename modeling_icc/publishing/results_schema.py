@@ -1,0 +1,180 @@
+"""The JSON fields the cards read from ``icc bench`` results and the pipeline's provenance.
+
+Both files are written by other parts of the project; this module is the one place that
+names the fields we rely on, so that a change there is a change here. Unknown fields are
+ignored; a missing required field is a :class:`UserInputError` naming it.
+
+Bench results (``icc bench`` -> ``results.json``)::
+
+    {"results": [{"benchmark": "caption_concreteness",      # required
+                  "scorer": "org/icc-distilroberta",        # required: Hub id, path, "lite" or baseline
+                  "n": 303,                                 # required
+                  "metrics": {"pearson": {"value": 0.69, "ci95": [0.62, 0.75]},
+                              "spearman": 0.67},            # required: number or {"value", "ci95"}
+                  "dataset": "org/icc-caption-concreteness", "split": "dev",   # optional
+                  "scorer_label": "ICC student (ours)"}],   # optional display name
+     "environment": {...}}                                  # optional, as in perf.environment()
+
+Provenance (written next to a distilled student as ``provenance.json``)::
+
+    {"base_model": "distilbert/distilroberta-base",          # required
+     "data": {"name": "...", "n_train": 476000,              # required: name, n_train
+              "n_eval": 5000, "source": "..."},              # optional
+     "teachers": {"sba": {"text_encoder": "...", "language_model": "..."},
+                  "vba": {"text_to_image": "...", "captioner": "...", "similarity": "bertscore"}},  # required
+     "combination": {"a": 1.2, "b": 0.8, "c": -1.0},         # optional: sigma(a*VBA + b*SBA + c)
+     "training": {"epochs": 2, "batch_size": 128, "learning_rate": 1e-4,
+                  "warmup_ratio": 0.03, "lr_scheduler": "cosine", "loss": "mse"},   # optional
+     "teacher_dataset": "org/icc-teacher-scores"}            # optional Hub id of the teacher scores
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UserInputError
+
+#: Benchmark name of the caption-concreteness benchmark in bench results.
+CAPTION_BENCHMARK = "caption_concreteness"
+#: Correlation names in bench results -> metric ids on the Hub (model-index ``metrics.type``).
+HUB_METRIC_IDS = {"pearson": "pearsonr", "spearman": "spearmanr", "kendall": "kendalltau"}
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    value: float
+    ci95: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One scorer on one benchmark."""
+
+    benchmark: str
+    scorer: str
+    n: int
+    metrics: dict[str, MetricValue]
+    dataset: str | None = None
+    split: str | None = None
+    scorer_label: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.scorer_label or self.scorer
+
+
+@dataclass(frozen=True)
+class BenchResults:
+    rows: list[BenchRow]
+    environment: dict[str, Any] = field(default_factory=dict)
+    source: str = ""
+
+    def scorers(self) -> list[str]:
+        return list(dict.fromkeys(row.scorer for row in self.rows))
+
+    def for_scorer(self, scorer: str) -> list[BenchRow]:
+        return [row for row in self.rows if row.scorer == scorer]
+
+    def for_benchmark(self, benchmark: str) -> list[BenchRow]:
+        return [row for row in self.rows if row.benchmark == benchmark]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    base_model: str
+    data_name: str
+    n_train: int
+    teachers: dict[str, dict[str, Any]]
+    n_eval: int | None = None
+    data_source: str | None = None
+    combination: dict[str, float] | None = None
+    training: dict[str, Any] = field(default_factory=dict)
+    teacher_dataset: str | None = None
+
+
+def _read_json(path: str | os.PathLike, what: str) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise UserInputError(f"{what} file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UserInputError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"{path}: expected a JSON object at the top level")
+    return data
+
+
+def _require(mapping: dict, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in mapping:
+        raise UserInputError(f"{where}: missing required field {key!r}")
+    value = mapping[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise UserInputError(f"{where}: field {key!r} must be {names}, got {type(value).__name__}")
+    return value
+
+
+def _metric(value: Any, where: str) -> MetricValue:
+    if isinstance(value, dict):
+        number = _require(value, "value", (int, float), where)
+        interval = value.get("ci95")
+        if interval is not None and not (isinstance(interval, list) and len(interval) == 2):
+            raise UserInputError(f"{where}: 'ci95' must be a [low, high] list")
+        return MetricValue(float(number), tuple(map(float, interval)) if interval else None)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return MetricValue(float(value))
+    raise UserInputError(f"{where}: a metric must be a number or {{'value': ..., 'ci95': [...]}}")
+
+
+def read_bench_results(path: str | os.PathLike) -> BenchResults:
+    """Rows of an ``icc bench`` results JSON (see the module docstring for the fields)."""
+    data = _read_json(path, "bench results")
+    rows = []
+    for index, raw in enumerate(_require(data, "results", list, str(path))):
+        where = f"{path}: results[{index}]"
+        if not isinstance(raw, dict):
+            raise UserInputError(f"{where}: expected an object")
+        metrics = _require(raw, "metrics", dict, where)
+        rows.append(
+            BenchRow(
+                benchmark=_require(raw, "benchmark", str, where),
+                scorer=_require(raw, "scorer", str, where),
+                n=_require(raw, "n", int, where),
+                metrics={name: _metric(value, f"{where}.metrics.{name}") for name, value in metrics.items()},
+                dataset=raw.get("dataset"),
+                split=raw.get("split"),
+                scorer_label=raw.get("scorer_label"),
+            )
+        )
+    if not rows:
+        raise UserInputError(f"{path}: 'results' is empty")
+    return BenchResults(rows, data.get("environment") or {}, str(path))
+
+
+def read_provenance(path: str | os.PathLike) -> Provenance:
+    """The distillation provenance JSON (see the module docstring for the fields)."""
+    data = _read_json(path, "provenance")
+    where = str(path)
+    dataset = _require(data, "data", dict, where)
+    teachers = _require(data, "teachers", dict, where)
+    combination = data.get("combination")
+    if combination is not None and not all(isinstance(combination.get(k), (int, float)) for k in "abc"):
+        raise UserInputError(f"{where}: 'combination' needs numbers 'a', 'b' and 'c'")
+    return Provenance(
+        base_model=_require(data, "base_model", str, where),
+        data_name=_require(dataset, "name", str, f"{where}: data"),
+        n_train=_require(dataset, "n_train", int, f"{where}: data"),
+        teachers={
+            name: dict(value) if isinstance(value, dict) else {"model": value} for name, value in teachers.items()
+        },
+        n_eval=dataset.get("n_eval"),
+        data_source=dataset.get("source"),
+        combination={k: float(combination[k]) for k in "abc"} if combination else None,
+        training=dict(data.get("training") or {}),
+        teacher_dataset=data.get("teacher_dataset"),
+    )

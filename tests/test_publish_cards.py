@@ -1,0 +1,138 @@
+"""Hub cards generated from bench results, provenance and data: YAML, model-index, tables, errors."""
+
+import json
+from pathlib import Path
+
+import pytest
+from huggingface_hub import DatasetCard, ModelCard
+
+from modeling_icc.cli.main import main
+from modeling_icc.errors import UserInputError
+from modeling_icc.publishing.cards import benchmark_dataset_card, model_card, size_category, teacher_dataset_card
+from modeling_icc.publishing.results_schema import read_bench_results, read_provenance
+from modeling_icc.testing import write_teacher_scores_parquet
+
+FIXTURES = Path(__file__).parent / "fixtures" / "publish"
+BENCH = FIXTURES / "bench_results.json"
+PROVENANCE = FIXTURES / "provenance.json"
+MODEL_REPO = "test-org/icc-distilroberta"
+
+
+@pytest.fixture(scope="module")
+def student_card() -> ModelCard:
+    return model_card(MODEL_REPO, read_bench_results(BENCH), read_provenance(PROVENANCE))
+
+
+def test_model_index_carries_only_the_models_own_numbers(student_card):
+    results = student_card.data.eval_results
+    by_key = {(r.dataset_name.split(" ")[0], r.metric_type): r.metric_value for r in results}
+    assert by_key[("Caption", "pearsonr")] == 0.611
+    assert by_key[("Caption", "kendalltau")] == 0.451
+    assert by_key[("Word", "spearmanr")] == 0.688
+    assert len(results) == 6  # 2 benchmarks x 3 correlations; baselines stay out of model-index
+    caption = next(r for r in results if r.metric_type == "pearsonr" and r.dataset_split == "dev")
+    assert caption.dataset_type == "test-org/icc-caption-concreteness"
+
+
+def test_model_card_round_trips_and_holds_provenance_and_comparison(student_card, tmp_path):
+    path = tmp_path / "README.md"
+    path.write_text(str(student_card), encoding="utf-8")
+    loaded = ModelCard.load(path, ignore_metadata_errors=False)
+    data = loaded.data.to_dict()
+    assert data["base_model"] == "distilbert/distilroberta-base"
+    assert data["license"] == "mit" and data["library_name"] == "transformers"
+    assert data["model-index"][0]["name"] == "icc-distilroberta"
+    text = loaded.text
+    assert "| **ICC student (ours)** | 303 | 0.611 [0.541, 0.672]" in text
+    assert "| published ICC (scores as released) | 303 | 0.623" in text
+    assert "118,000 training captions" in text and "2,000 held out" in text
+    assert "σ(1.31·VBA +0.87·SBA -1.02)" in text
+    assert 'load_scorer("test-org/icc-distilroberta")' in text
+    assert "trust_remote_code=True" in text and "Limitations" in text
+
+
+def test_unknown_scorer_lists_the_scorers_in_the_file():
+    with pytest.raises(UserInputError, match="published_icc_scores"):
+        model_card("test-org/other", read_bench_results(BENCH), read_provenance(PROVENANCE))
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"results": [{"benchmark": "b", "scorer": "s", "metrics": {}}]}, "missing required field 'n'"),
+        ({"results": [{"benchmark": "b", "scorer": "s", "n": "3", "metrics": {}}]}, "'n' must be int"),
+        ({"results": [{"benchmark": "b", "scorer": "s", "n": 3, "metrics": {"r": "high"}}]}, "must be a number"),
+        ({"results": []}, "is empty"),
+        ({"rows": []}, "missing required field 'results'"),
+    ],
+)
+def test_malformed_bench_results_name_the_field(tmp_path, payload, message):
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(payload))
+    with pytest.raises(UserInputError, match=message):
+        read_bench_results(path)
+
+
+def test_malformed_provenance_and_missing_files_are_clear(tmp_path):
+    path = tmp_path / "provenance.json"
+    path.write_text(json.dumps({"base_model": "x", "teachers": {}, "data": {"name": "d"}}))
+    with pytest.raises(UserInputError, match="missing required field 'n_train'"):
+        read_provenance(path)
+    path.write_text("{not json")
+    with pytest.raises(UserInputError, match="not valid JSON"):
+        read_provenance(path)
+    with pytest.raises(UserInputError, match="not found"):
+        read_bench_results(tmp_path / "absent.json")
+
+
+def test_teacher_dataset_card_reads_schema_and_size_from_parquet(tmp_path):
+    shards = [write_teacher_scores_parquet(tmp_path / f"s{i}.parquet", n_rows=30, seed=i) for i in range(2)]
+    card = teacher_dataset_card("test-org/icc-teacher-scores", shards, read_provenance(PROVENANCE))
+    data = card.data.to_dict()
+    assert data["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}
+    ]
+    assert data["size_categories"] == "n<1K" and data["license"] == "other"
+    assert "## Schema (60 rows)" in card.text
+    assert "| `vba_similarity` | double | VBA raw similarity" in card.text
+    assert "stabilityai/stable-diffusion-2" in card.text
+
+
+def test_benchmark_dataset_card_describes_the_shipped_split():
+    card = benchmark_dataset_card("test-org/icc-caption-concreteness", read_bench_results(BENCH))
+    data = card.data.to_dict()
+    assert data["license"] == "mit" and data["configs"][0]["data_files"][0]["split"] == "dev"
+    assert "303 web captions" in card.text
+    counts = card.text.split("Label distribution: ")[1].split(".")[0]
+    assert sum(int(part.split(": ")[1]) for part in counts.split(", ")) == 303
+    assert "| lite | 303 | 0.402" in card.text and "word_concreteness" not in card.text
+
+
+def test_size_categories():
+    assert [size_category(n) for n in (0, 999, 1000, 118_000, 5 * 10**9)] == [
+        "n<1K",
+        "n<1K",
+        "1K<n<10K",
+        "100K<n<1M",
+        "1B<n<10B",
+    ]
+
+
+def test_cli_writes_all_three_cards(tmp_path, capsys):
+    write_teacher_scores_parquet(tmp_path / "teacher" / "part-0.parquet")
+    out = tmp_path / "cards"
+    code = main(
+        ["cards", "--namespace", "test-org", "--bench-results", str(BENCH), "--provenance", str(PROVENANCE),
+         "--teacher-scores", str(tmp_path / "teacher"), "--output-dir", str(out)]
+    )  # fmt: skip
+    assert code == 0
+    assert ModelCard.load(out / "icc-distilroberta" / "README.md").data.eval_results
+    assert DatasetCard.load(out / "icc-teacher-scores" / "README.md").data.pretty_name == "ICC teacher scores"
+    assert DatasetCard.load(out / "icc-caption-concreteness" / "README.md").data.license == "mit"
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_cli_needs_both_results_and_provenance_for_the_model_card(tmp_path, capsys):
+    code = main(["cards", "--namespace", "test-org", "--bench-results", str(BENCH), "--output-dir", str(tmp_path)])
+    assert code == 2
+    assert "needs both --bench-results and --provenance" in capsys.readouterr().err
