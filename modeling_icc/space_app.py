@@ -162,23 +162,26 @@ def filter_summary(rows: ScoredRows, threshold: float) -> str:
 
 
 def highlights_html(scorer: ConcretenessScorer, frame: pd.DataFrame) -> str:
-    """The first rows' words coloured by their contribution (green: more concrete, red: less)."""
-    explain = getattr(scorer, "explain", None)
-    if explain is None:
-        return (
-            '<p class="icc-no-explain">Word contributions are not available for '
-            f"<code>{html.escape(scorer.model_id)}</code>: this scorer has no <code>explain()</code>.</p>"
-        )
+    """The first rows' words coloured by contribution (green: more concrete, red: less).
+
+    Uses ``scorer.explain_many`` (exact terms for lite, occlusion for students), so the
+    colours show what the selected model itself responds to.
+    """
+    shown = frame.head(HIGHLIGHT_ROWS)
+    shown = shown[[isinstance(caption, str) and bool(caption.strip()) for caption in shown["caption"]]]
+    if shown.empty:
+        return ""
+    explanations = scorer.explain_many(list(shown["caption"]))
     lines = []
-    for number, caption, score in frame.head(HIGHLIGHT_ROWS)[["#", "caption", "ICC"]].itertuples(index=False):
-        if not caption.strip():
-            continue
-        words = explain(caption)
-        scale = max((abs(value) for _, value in words), default=0.0) or 1.0
-        spans = " ".join(_word_span(word, value, scale) for word, value in words)
-        lines.append(
-            f'<div class="icc-caption"><b>#{number}</b> <span class="icc-score">{score:.3f}</span> {spans}</div>'
+    for (number, score), explanation in zip(shown[["#", "ICC"]].itertuples(index=False), explanations, strict=True):
+        scale = max((abs(value) for _, value in explanation), default=0.0) or 1.0
+        spans = " ".join(_word_span(word, value, scale) for word, value in explanation)
+        cues = ", ".join(
+            f"{html.escape(name)} {value:+.2f}" for name, value in explanation.features if abs(value) >= 0.05
         )
+        cue_note = f' <small class="icc-cues">cues: {cues}</small>' if cues else ""
+        head = f'<b>#{number}</b> <code class="icc-score">{score:.3f}</code>'
+        lines.append(f'<div class="icc-caption">{head} {spans}{cue_note}</div>')
     return '<div class="icc-highlights">' + "\n".join(lines) + "</div>"
 
 
