@@ -176,12 +176,8 @@ def highlights_html(scorer: ConcretenessScorer, frame: pd.DataFrame) -> str:
     for (number, score), explanation in zip(shown[["#", "ICC"]].itertuples(index=False), explanations, strict=True):
         scale = max((abs(value) for _, value in explanation), default=0.0) or 1.0
         spans = " ".join(_word_span(word, value, scale) for word, value in explanation)
-        cues = ", ".join(
-            f"{html.escape(name)} {value:+.2f}" for name, value in explanation.features if abs(value) >= 0.05
-        )
-        cue_note = f' <small class="icc-cues">cues: {cues}</small>' if cues else ""
         head = f'<b>#{number}</b> <code class="icc-score">{score:.3f}</code>'
-        lines.append(f'<div class="icc-caption">{head} {spans}{cue_note}</div>')
+        lines.append(f'<div class="icc-caption">{head} {spans}</div>')
     return '<div class="icc-highlights">' + "\n".join(lines) + "</div>"
 
 
@@ -285,6 +281,7 @@ def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
             x="caption",
             y="ICC",
             color="kept",
+            color_map={"yes": "#16a34a", "no": "#9ca3af"},
             y_lim=[0, 1],
             x_label_angle=-40,
             label=f"ICC per caption (first {CHART_ROWS} rows of the table)",
