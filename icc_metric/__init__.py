@@ -1,1 +1,1 @@
-"""The ICC ``evaluate`` module, shipped as package data: ``evaluate.load(str(modeling_icc.metric_path()))``."""
+"""The ICC ``evaluate`` module, shipped as package data: ``evaluate.load(modeling_icc.metric_path())``."""

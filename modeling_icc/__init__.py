@@ -11,6 +11,7 @@ from .configuration_icc import ICCConfig
 from .inputs import prepare_texts
 from .lite.scorer import LiteScorer
 from .loading import DEFAULT_MODEL_ID, ModelNotAvailableError, load_scorer
+from .measurement import metric_path
 from .modeling_icc import ICCForConcreteness, ICCOutput
 from .neural_scorer import NeuralScorer
 from .scorer import ConcretenessScorer
@@ -32,5 +33,6 @@ __all__ = [
     "ModelNotAvailableError",
     "NeuralScorer",
     "load_scorer",
+    "metric_path",
     "prepare_texts",
 ]

@@ -23,9 +23,12 @@ AGGREGATIONS = ("mean", "median", "quantiles", "all")
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
-def metric_path() -> Path:
-    """Folder of the installed ``evaluate`` module: ``evaluate.load(str(metric_path()))``."""
-    return Path(str(resources.files("icc_metric")))
+def metric_path() -> str:
+    """Folder of the installed ``evaluate`` module, for ``evaluate.load(metric_path())``.
+
+    A ``str``, because ``evaluate.load`` takes string paths only.
+    """
+    return str(resources.files("icc_metric"))
 
 
 def module_script(folder: str | Path) -> Path:

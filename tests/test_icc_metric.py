@@ -8,6 +8,7 @@ import evaluate
 import numpy as np
 import pytest
 
+import modeling_icc
 from modeling_icc import LiteScorer
 from modeling_icc.measurement import compute_icc, metric_path, module_script
 from modeling_icc.scorer_cache import cached_scorer, with_batch_size
@@ -30,8 +31,9 @@ def test_loads_by_folder_name_from_the_repository_root(monkeypatch):
 
 def test_loads_from_the_installed_package_anywhere(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert (metric_path() / "icc_metric.py").is_file() and (metric_path() / "README.md").is_file()
-    icc = evaluate.load(str(metric_path()))
+    folder = Path(modeling_icc.metric_path())
+    assert (folder / "icc_metric.py").is_file() and (folder / "README.md").is_file()
+    icc = evaluate.load(modeling_icc.metric_path())
     result = icc.compute(predictions=CAPTIONS[:2], model_id="lite", aggregation="mean")
     assert result["icc_mean"] == pytest.approx(np.mean(result["icc_scores"]))
 

@@ -105,7 +105,16 @@ def test_space_folder_ships_the_app_and_our_code(tmp_path, monkeypatch, capsys):
     assert (out / "modeling_icc" / "space_app.py").is_file()
     assert (out / "modeling_icc" / "lite" / "data" / "lexicon.tsv.gz").is_file()
     assert not list(out.rglob("__pycache__")) and not (out / "modeling_icc" / "testing").exists()
-    assert "requirements.txt complete" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "requirements.txt complete" in err and "builds its gradio demo in a fresh process" in err
+
+
+def test_space_whose_app_fails_to_build_is_refused(tmp_path, monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    folder = upload.build_space_folder(upload.prepare_output(tmp_path / "space"))
+    (folder / "app.py").write_text("import modeling_icc.no_such_module\n")
+    with pytest.raises(UserInputError, match=r"running app\.py .* failed: ModuleNotFoundError"):
+        upload.validate_folder(folder, "space")
 
 
 def test_metric_space_is_named_after_the_repo_and_loads_with_evaluate(tmp_path, capsys):

@@ -146,6 +146,25 @@ def test_threshold_moves_kept_rows_without_rescoring():
     assert "keeps **1 of 4** (25%)" in filter_summary(rows, 0.7) and "1 blank, never kept" in filter_summary(rows, 0.7)
 
 
+def test_metric_space_app_computes_through_the_evaluate_module():
+    import evaluate
+
+    from modeling_icc import metric_path
+    from modeling_icc.space_app import build_metric_demo
+
+    demo = build_metric_demo(evaluate.load(metric_path()))
+    demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", ssr_mode=False, quiet=True)
+    try:
+        metric_client = Client(demo.local_url, verbose=False)
+        result = metric_client.predict("\n".join(CAPTIONS), "lite", "all", 0.5, api_name="/compute")
+        empty = metric_client.predict("", "lite", "all", 0.5, api_name="/compute")
+    finally:
+        demo.close()
+    np.testing.assert_allclose(result["icc_scores"], LiteScorer().score(CAPTIONS), atol=1e-6)
+    assert result["icc_model"] == "lite" and 0 < result["kept_fraction"] < 1 and "icc_quantiles" in result
+    assert "Nothing to score" in empty["error"]
+
+
 # -- real browser -------------------------------------------------------------------------
 
 

@@ -151,7 +151,7 @@ def build_space_folder(folder: Path, source: str | os.PathLike = SPACE_SOURCE) -
 def build_metric_folder(repo_id: str, folder: Path) -> Path:
     """The ``evaluate`` module as a Space: the script renamed to ``<NAME>.py`` (evaluate needs
     the script and the Space to share a name), its card, app and requirements, and our code."""
-    source = metric_path()
+    source = Path(metric_path())
     name = repo_id.split("/")[-1]
     shutil.copyfile(source / "icc_metric.py", folder / f"{name}.py")
     for file in ("README.md", "app.py", "requirements.txt"):
@@ -246,21 +246,48 @@ def _remote_code_scores(folder: Path, texts: list[str]) -> list[float]:
         "    out = model(**tokenizer(texts, return_tensors='pt', padding=True)).raw_scores\n"
         "print(json.dumps(out.tolist()))\n"
     )
+    with tempfile.TemporaryDirectory() as scratch:
+        output = _run_python(
+            program, [str(folder.resolve()), json.dumps(texts)], cwd=Path(scratch), what="trust_remote_code load"
+        )
+    return json.loads(output)
+
+
+def _app_builds(folder: Path, app_file: str) -> str:
+    """Run the Space's app file (without launching) as the Space will: from its folder, on the
+    ``modeling_icc`` copy shipped there; returns where ``modeling_icc`` was imported from."""
+    program = (
+        "import json, runpy, sys\n"
+        "namespace = runpy.run_path(sys.argv[1])\n"
+        "import gradio, modeling_icc\n"
+        "assert isinstance(namespace.get('demo'), gradio.Blocks), 'app.py defines no gradio Blocks named demo'\n"
+        "print(json.dumps(modeling_icc.__file__))\n"
+    )
+    return json.loads(_run_python(program, [app_file], cwd=folder, what=f"running {app_file}"))
+
+
+def _run_python(program: str, args: list[str], *, cwd: Path, what: str) -> str:
+    """Last stdout line of ``program`` in a fresh, offline interpreter (fresh module caches too)."""
     with tempfile.TemporaryDirectory() as modules_cache:
-        env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_MODULES_CACHE": modules_cache}
+        env = {
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "HF_MODULES_CACHE": modules_cache,
+            "GRADIO_ANALYTICS_ENABLED": "False",
+        }
         done = subprocess.run(
-            [sys.executable, "-c", program, str(folder.resolve()), json.dumps(texts)],
+            [sys.executable, "-c", program, *args],
             capture_output=True,
             text=True,
             env=env,
-            cwd=modules_cache,
+            cwd=cwd,
             timeout=300,
             stdin=subprocess.DEVNULL,
         )
     if done.returncode != 0:
         last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
-        raise UserInputError(f"loading {folder} with trust_remote_code failed: {last}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        raise UserInputError(f"{what} in {cwd} failed: {last}")
+    return done.stdout.strip().splitlines()[-1]
 
 
 def _validate_dataset(folder: Path, card: RepoCard) -> list[str]:
@@ -308,7 +335,14 @@ def _validate_space(folder: Path, card: RepoCard, kind: str) -> list[str]:
         raise UserInputError(f"sdk_version {sdk_version} does not satisfy requirements.txt's {requirements['gradio']}")
     if not (folder / "modeling_icc" / "__init__.py").is_file():
         raise UserInputError(f"{folder} lacks the modeling_icc package the app imports")
-    checks = [f"gradio Space, sdk_version {sdk_version}, {data['app_file']} compiles", "requirements.txt complete"]
+    imported_from = Path(_app_builds(folder, data["app_file"])).resolve()
+    if folder.resolve() not in imported_from.parents:
+        raise UserInputError(f"{data['app_file']} imported modeling_icc from {imported_from}, not from the folder")
+    checks = [
+        f"gradio Space, sdk_version {sdk_version}, {data['app_file']} compiles",
+        "requirements.txt complete",
+        f"{data['app_file']} builds its gradio demo in a fresh process on the shipped modeling_icc",
+    ]
     if kind == "metric":
         checks.append(_validate_metric_script(folder))
     return checks
