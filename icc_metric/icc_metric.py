@@ -7,7 +7,7 @@ so that ``evaluate.load`` on a folder, a path or a Space finds one class to buil
 import datasets
 import evaluate
 
-from modeling_icc.measurement import compute_icc  # From: icc
+from modeling_icc.measurement import compute_icc
 
 _CITATION = """\
 @inproceedings{yanuka-etal-2024-icc,

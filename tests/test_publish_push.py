@@ -145,3 +145,15 @@ def test_refusals_are_one_line_errors(tmp_path, capsys, monkeypatch):
     err = capsys.readouterr().err
     assert "is not empty" in err and "must be ORG/NAME" in err
     assert "HF_HUB_OFFLINE is set" in err and "needs --model FOLDER" in err
+
+
+def test_upload_without_token_or_network_fails_before_building(monkeypatch, capsys):
+    from modeling_icc.cli import push as push_command
+
+    monkeypatch.setattr(push_command.hf_constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(push_command, "get_token", lambda: None)
+    assert push("--kind", "metric", "--repo-id", "test-org/icc") == 2
+    monkeypatch.setattr(push_command, "hub_reachable", lambda: False)
+    assert push("--kind", "metric", "--repo-id", "test-org/icc", "--token", "hf_x") == 2
+    err = capsys.readouterr().err
+    assert "no Hub token" in err and "cannot reach the Hub" in err

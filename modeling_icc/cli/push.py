@@ -8,9 +8,11 @@ import tempfile
 from pathlib import Path
 
 from huggingface_hub import constants as hf_constants
+from huggingface_hub import get_token
 from huggingface_hub.errors import HfHubHTTPError
 
 from ..errors import UserInputError
+from ..loading import hub_reachable
 from ..publishing import upload
 
 EXAMPLES = """examples:
@@ -50,12 +52,22 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     repo_id = upload.check_repo_id(args.repo_id)
-    if not args.dry_run and hf_constants.HF_HUB_OFFLINE:
-        raise UserInputError("HF_HUB_OFFLINE is set, so nothing can be uploaded; use --dry-run DIR to build and check")
+    if not args.dry_run:
+        check_can_upload(args.token)
     if args.dry_run:
         return _build_and_report(args, repo_id, upload.prepare_output(args.dry_run))
     with tempfile.TemporaryDirectory(prefix="icc-push-") as temp:
         return _build_and_report(args, repo_id, Path(temp))
+
+
+def check_can_upload(token: str | None) -> None:
+    """Fail in seconds, before building, when an upload cannot succeed."""
+    if hf_constants.HF_HUB_OFFLINE:
+        raise UserInputError("HF_HUB_OFFLINE is set, so nothing can be uploaded; use --dry-run DIR to build and check")
+    if not (token or get_token()):
+        raise UserInputError("no Hub token: run `hf auth login`, set HF_TOKEN or pass --token (or use --dry-run DIR)")
+    if not hub_reachable():
+        raise UserInputError(f"cannot reach the Hub at {hf_constants.ENDPOINT}; use --dry-run DIR to build and check")
 
 
 def _build_and_report(args: argparse.Namespace, repo_id: str, folder: Path) -> int:
