@@ -7,9 +7,11 @@ from pathlib import Path
 import evaluate
 import numpy as np
 import pytest
+import torch
 
 import modeling_icc
 from modeling_icc import LiteScorer
+from modeling_icc.devices import resolve_dtype
 from modeling_icc.measurement import compute_icc, metric_path, module_script
 from modeling_icc.scorer_cache import cached_scorer, with_batch_size
 
@@ -69,9 +71,11 @@ def test_default_model_falls_back_to_lite_with_a_warning_offline():
 
 
 def test_scorer_is_cached_per_model_device_dtype(tiny_student_dir):
-    first = cached_scorer(tiny_student_dir, "cpu", "float32")
-    assert cached_scorer(str(tiny_student_dir)) is first  # None resolves to cpu/float32 here
-    assert cached_scorer(tiny_student_dir, "cpu", "bfloat16") is not first
+    default_dtype = resolve_dtype(None, torch.device("cpu"))
+    first = cached_scorer(tiny_student_dir, "cpu", default_dtype)
+    assert cached_scorer(str(tiny_student_dir), "cpu") is first  # None resolves to the same default
+    other = torch.float16 if default_dtype == torch.bfloat16 else torch.bfloat16
+    assert cached_scorer(tiny_student_dir, "cpu", other) is not first
     assert cached_scorer("lite") is cached_scorer("lite", "cpu")
 
 
@@ -81,7 +85,7 @@ def test_batch_size_override_shares_weights_and_keeps_scores(tiny_student_dir):
     assert resized.batch_size == 1 and cached.batch_size != 1 and resized.model is cached.model
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        by_one = compute_icc(CAPTIONS, model_id=str(tiny_student_dir), batch_size=1, device="cpu")
+        by_one = compute_icc(CAPTIONS, model_id=str(tiny_student_dir), batch_size=1, device="cpu", dtype="float32")
     np.testing.assert_allclose(by_one["icc_scores"], cached.score(CAPTIONS, errors="nan"), atol=1e-6, equal_nan=True)
     with pytest.raises(ValueError, match="positive"):
         with_batch_size(cached, 0)
