@@ -73,7 +73,9 @@ def captions_from_file(path: str | os.PathLike, column: str = TEXT_COLUMN) -> Ca
     except UnicodeDecodeError:
         raise UserInputError(f"{name}: not a text file") from None
     except UserInputError as error:
-        raise UserInputError(f"Could not read {name}: {error}") from None
+        # The upload sits under a temporary path; the user knows it by its name.
+        reason = str(error).replace(f"{os.fspath(path)}: ", "").replace(os.fspath(path), name)
+        raise UserInputError(f"Could not read {name}: {reason}") from None
     if len(table) == 0:
         raise UserInputError(f"{name} holds no rows.")
     _check_size(len(table), f"rows in {name}")

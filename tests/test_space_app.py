@@ -130,7 +130,8 @@ def test_malformed_files_show_a_clear_message(client, tmp_path, name, content, m
     path = tmp_path / name
     path.write_text(content, encoding="utf-8")
     status, *_ = score(client, upload=path)
-    assert status.startswith("⚠️") and message in status and "Traceback" not in status
+    assert status.startswith("⚠️") and name in status and message in status
+    assert "Traceback" not in status and "/tmp" not in status  # the user knows the file by its name
 
 
 def test_missing_local_model_folder_is_a_message(client, tmp_path):
@@ -247,4 +248,18 @@ def test_browser_empty_box_shows_a_message(browser, app_url, tmp_path):
     browser.find_element(By.ID, "icc-score-button").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "icc-status"), "Nothing to score"))
     browser.save_screenshot(str(tmp_path / "space_empty.png"))
+    assert "Traceback" not in browser.find_element(By.TAG_NAME, "body").text
+
+
+def test_browser_malformed_upload_shows_a_message(browser, app_url, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"caption": "ok"}\n{"caption": broken\n', encoding="utf-8")
+    wait, _ = _open(browser, app_url)
+    browser.find_element(By.CSS_SELECTOR, "#icc-upload input[type=file]").send_keys(str(bad))
+    wait.until(ec.text_to_be_present_in_element((By.ID, "icc-upload"), ".jsonl"))  # the name renders split
+    browser.find_element(By.ID, "icc-score-button").click()
+    wait.until(ec.text_to_be_present_in_element((By.ID, "icc-status"), "line 2 is not valid JSON"))
     assert "Traceback" not in browser.find_element(By.TAG_NAME, "body").text
