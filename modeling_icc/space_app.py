@@ -70,8 +70,6 @@ def captions_from_file(path: str | os.PathLike, column: str = TEXT_COLUMN) -> Ca
     name = Path(path).name
     try:
         table = read_table(path, infer_format(path), column=column or TEXT_COLUMN)
-    except UnicodeDecodeError:
-        raise UserInputError(f"{name}: not a text file") from None
     except UserInputError as error:
         # The upload sits under a temporary path; the user knows it by its name.
         reason = str(error).replace(f"{os.fspath(path)}: ", "").replace(os.fspath(path), name)
@@ -321,16 +319,12 @@ def build_metric_demo(measurement) -> gr.Blocks:
 
     def compute(text, model_id, aggregation, threshold):
         try:
-            captions = captions_from_text(text).captions
-            result = measurement.compute(
-                predictions=captions,
+            return measurement.compute(
+                predictions=captions_from_text(text).captions,  # blank lines dropped: no NaN for JSON
                 model_id=model_id or LITE_MODEL_ID,
                 aggregation=None if aggregation == "none" else aggregation,
                 threshold=threshold,
             )
-            # JSON has no NaN: blank captions show as null.
-            result["icc_scores"] = [None if np.isnan(value) else value for value in result["icc_scores"]]
-            return result
         except (UserInputError, ModelNotAvailableError, CheckpointError) as error:
             return {"error": str(error)}
 
