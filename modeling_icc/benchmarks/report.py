@@ -74,8 +74,13 @@ def markdown_tables(results: Sequence[BenchResult], benchmarks: Sequence[Benchma
             label = result.scorer.label + (" †" if result.scorer.reads_norms and benchmark.name != "captions" else "")
             cells = " | ".join(_cell(getattr(result.report, name)) for name in METRICS)
             lines.append(f"| {label} | {result.report.n} | {cells} |")
+        notes = []
         if any(r.scorer.reads_norms for r in rows) and benchmark.name != "captions":
-            lines += ["", "† looks up the very norms this benchmark is built from: an upper bound, not a result."]
+            notes.append("† looks up the very norms this benchmark is built from: an upper bound, not a result.")
+        if any(math.isnan(r.report.pearson.value) for r in rows):
+            notes.append("n/a: the scorer gives every item the same score here, so no correlation is defined.")
+        for note in notes:
+            lines += ["", note]
         lines.append("")
     return "\n".join(lines)
 
