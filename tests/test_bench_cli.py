@@ -49,7 +49,14 @@ def test_bench_writes_json_markdown_and_one_png_per_benchmark(tmp_path, capsys):
         {"benchmark": "words", "scorer": "published", "reason": "the words benchmark has no published scores column"}
     ]
     markdown = (tmp_path / "dev.md").read_text()
-    assert "| published ICC (scores as released) | 303 |" in markdown and "lite (embedded, zero-download) †" in markdown
+    assert "| published ICC (scores as released) | 303 |" in markdown
+    captions_table, words_table = markdown.split("### Word concreteness")
+    assert (
+        "| lite (embedded, zero-download) † | 303 |" in captions_table and "fitted on this very split" in captions_table
+    )
+    assert "| lexical norm average | 303 |" in captions_table
+    assert "| lexical norm average † |" in words_table and "reads the very norms" in words_table
+    assert rows[("captions", "lexical")]["in_sample"] is None and rows[("words", "lexical")]["in_sample"]
     for name in ("captions", "words"):
         assert (tmp_path / f"dev_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert "Caption concreteness" in capsys.readouterr().out
@@ -104,10 +111,10 @@ def test_corrupt_parquet_and_bad_options_give_clear_errors(tmp_path, capsys):
 
 def test_registry_loads_students_by_path(tiny_student_dir):
     entry = build_scorer(str(tiny_student_dir))
-    assert entry.scorer.model_id == str(tiny_student_dir) and not entry.reads_norms
+    assert entry.scorer.model_id == str(tiny_student_dir) and not entry.in_sample
     assert np.isfinite(entry.scorer.score(["a red car"])).all()
     assert build_scorer("published").scorer is None
-    assert build_scorer("lite").reads_norms
+    assert "dev_split" in build_scorer("lite").in_sample and "dev_split" not in build_scorer("lexical").in_sample
 
 
 def test_user_file_labels_and_published_column_are_read(tmp_path):

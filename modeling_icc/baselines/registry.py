@@ -14,13 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..benchmarks.data import PUBLISHED
+from ..benchmarks.data import DEV_SPLIT_ID, PUBLISHED
 from ..benchmarks.harness import PUBLISHED_LABEL, BenchScorer
 from ..errors import UserInputError
 from ..loading import load_scorer
 from .clip import DEFAULT_CLIP
 
 DEFAULT_SCORERS = ("lite", "lexical", "ca", "cc3m", "minilm", "published")
+READS_NORMS = frozenset({"norms:test", "norms:train", "norms:all"})
 
 
 @dataclass(frozen=True)
@@ -106,16 +107,17 @@ def _llm(argument: str | None, options: ModelOptions):
 class Baseline:
     label: str
     build: Callable
-    reads_norms: bool = False
+    #: ``data_id`` of benchmark data the scorer reads or was fitted on (see benchmarks.data.IN_SAMPLE_NOTES).
+    in_sample: frozenset[str] = frozenset()
 
 
 BASELINES: dict[str, Baseline] = {
-    "lite": Baseline("lite (embedded, zero-download)", _lite, reads_norms=True),
-    "lexical": Baseline("lexical norm average", _lexical, reads_norms=True),
+    "lite": Baseline("lite (embedded, zero-download)", _lite, READS_NORMS | {DEV_SPLIT_ID}),
+    "lexical": Baseline("lexical norm average", _lexical, READS_NORMS),
     "ca": Baseline("Complexity & Action (CA)", _ca),
     "cc3m": Baseline("CC3M text heuristics (soft)", _cc3m(binary=False)),
     "cc3m-keep": Baseline("CC3M text heuristics (0/1 keep)", _cc3m(binary=True)),
-    "minilm": Baseline("MiniLM embedding ridge", _minilm),
+    "minilm": Baseline("MiniLM embedding ridge", _minilm, frozenset({"norms:train", "norms:all"})),
     "stroop": Baseline("CLIP Stroop probing", _stroop),
     "aveclip": Baseline("aveCLIP", _aveclip),
     "llm": Baseline("zero-shot LLM prompting", _llm),
@@ -139,7 +141,7 @@ def build_scorer(spec: str, options: ModelOptions | None = None) -> BenchScorer:
         baseline = BASELINES[name]
         scorer = baseline.build(argument or None, options)
         label = baseline.label + (f" ({argument})" if argument else "")
-        return BenchScorer(spec, label, scorer, reads_norms=baseline.reads_norms)
+        return BenchScorer(spec, label, scorer, in_sample=baseline.in_sample)
     if "/" not in spec and not Path(spec).expanduser().exists():
         raise UserInputError(
             f"unknown scorer {spec!r}: use one of {', '.join([*BASELINES, PUBLISHED])}, "

@@ -39,6 +39,14 @@ PUBLISHED_COLUMN = "icc_score"
 PUBLISHED = "published"
 #: spaCy's universal POS tag that selects the noun subset.
 NOUN_TAG = "NOUN"
+DEV_SPLIT_ID = "dev_split"
+#: Why a scorer's row on a benchmark is not a held-out result, by the benchmark's ``data_id``.
+IN_SAMPLE_NOTES = {
+    DEV_SPLIT_ID: "fitted on this very split: an in-sample figure, not a held-out result",
+    "norms:test": "reads the very norms this benchmark is built from: an upper bound, not a result",
+    "norms:train": "reads or was fitted on the very norms this benchmark is built from: not a result",
+    "norms:all": "reads or was fitted on the very norms this benchmark is built from: not a result",
+}
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,8 @@ class BenchmarkSet:
     source: str
     selection: str = ""
     reference_scores: dict[str, np.ndarray] = field(default_factory=dict)
+    #: What the texts and labels are (see :data:`IN_SAMPLE_NOTES`): scorers built from the same data are flagged.
+    data_id: str = "file"
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -111,6 +121,7 @@ def caption_benchmark(
             label_name="human concreteness (0-3)",
             source=f"modeling_icc/data/{DEV_SPLIT_FILE} (moranyanuka/icc_code, MIT)",
             reference_scores={PUBLISHED: np.array([row[PUBLISHED_COLUMN] for row in rows], dtype=float)},
+            data_id=DEV_SPLIT_ID,
         )
     table = read_table(path, infer_format(path, fmt), column=caption_column)
     if len(table) == 0:
@@ -234,6 +245,7 @@ def word_benchmark(split: NormSplit = "test") -> BenchmarkSet:
         label_name="Brysbaert concreteness (1-5)",
         source=BRYSBAERT_SOURCE,
         selection=f"single-word entries with a Brysbaert rating; {_split_note(split)}",
+        data_id=f"norms:{split}",
     )
 
 
@@ -261,6 +273,7 @@ def noun_benchmark(split: NormSplit = "test", tagger: Callable[[list[str]], list
             f"Brysbaert unigrams ({_split_note(split)}) that spaCy en_core_web_sm tags NOUN when the "
             f"lower-case word is tagged on its own ({len(nouns)} of {len(pairs)})"
         ),
+        data_id=f"norms:{split}",
     )
 
 
@@ -275,6 +288,7 @@ def phrase_benchmark(split: NormSplit = "test") -> BenchmarkSet:
         label_name="Muraki concreteness (1-5)",
         source=MURAKI_SOURCE,
         selection=f"entries of two or more words with a Muraki rating; {_split_note(split)}",
+        data_id=f"norms:{split}",
     )
 
 

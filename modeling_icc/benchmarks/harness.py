@@ -15,7 +15,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..scorer import ConcretenessScorer
-from .data import PUBLISHED, BenchmarkSet
+from .data import IN_SAMPLE_NOTES, PUBLISHED, BenchmarkSet
 
 if TYPE_CHECKING:
     from .metrics import CorrelationReport
@@ -29,14 +29,14 @@ class BenchScorer:
     """A scorer as it appears in results: ``name`` (registry key), ``label`` (table row) and the scorer.
 
     ``scorer`` is None for :data:`~modeling_icc.benchmarks.data.PUBLISHED`, whose
-    scores come with the benchmark file. ``reads_norms`` marks scorers that look
-    up the human norms the word and phrase benchmarks are built from.
+    scores come with the benchmark file. ``in_sample`` holds the ``data_id`` of the
+    benchmark data the scorer reads or was fitted on (its rows there are flagged).
     """
 
     name: str
     label: str
     scorer: ConcretenessScorer | None
-    reads_norms: bool = False
+    in_sample: frozenset[str] = frozenset()
 
     @property
     def scorer_id(self) -> str:
@@ -50,6 +50,8 @@ class BenchResult:
     scores: np.ndarray
     report: CorrelationReport
     seconds: float
+    #: Why this row is not a held-out result (empty when it is).
+    in_sample_note: str = ""
 
     def to_dict(self) -> dict:
         return {
@@ -57,7 +59,7 @@ class BenchResult:
             "scorer": self.scorer.name,
             "label": self.scorer.label,
             "scorer_id": self.scorer.scorer_id,
-            "reads_norms": self.scorer.reads_norms,
+            "in_sample": self.in_sample_note or None,
             **self.report.to_dict(),
             "seconds": round(self.seconds, 3),
         }
@@ -100,5 +102,6 @@ def run_benchmarks(
             skipped.append(Skipped(benchmark.name, entry.name, reason))
             continue
         report = correlate(scores, benchmark.labels, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
-        results.append(BenchResult(benchmark.name, entry, scores, report, seconds))
+        note = IN_SAMPLE_NOTES.get(benchmark.data_id, "") if benchmark.data_id in entry.in_sample else ""
+        results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note))
     return results, skipped

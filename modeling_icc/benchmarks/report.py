@@ -71,12 +71,11 @@ def markdown_tables(results: Sequence[BenchResult], benchmarks: Sequence[Benchma
         lines += ["", f"| scorer | n | Pearson {ci} | Spearman {ci} | Kendall {ci} |"]
         lines.append("| --- | ---: | --- | --- | --- |")
         for result in rows:
-            label = result.scorer.label + (" †" if result.scorer.reads_norms and benchmark.name != "captions" else "")
+            label = result.scorer.label + (" †" if result.in_sample_note else "")
             cells = " | ".join(_cell(getattr(result.report, name)) for name in METRICS)
             lines.append(f"| {label} | {result.report.n} | {cells} |")
         notes = []
-        if any(r.scorer.reads_norms for r in rows) and benchmark.name != "captions":
-            notes.append("† looks up the very norms this benchmark is built from: an upper bound, not a result.")
+        notes += sorted({f"† {r.in_sample_note}." for r in rows if r.in_sample_note})
         if any(math.isnan(r.report.pearson.value) for r in rows):
             notes.append("n/a: the scorer gives every item the same score here, so no correlation is defined.")
         for note in notes:
