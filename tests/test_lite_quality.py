@@ -107,7 +107,7 @@ def test_huge_unicode_and_deterministic():
 
 
 def test_student_occlusion_explanations(tiny_student_dir):
-    scorer = load_scorer(tiny_student_dir)
+    scorer = load_scorer(tiny_student_dir, dtype="float32")
     explanations = scorer.explain_many(["a man with a white shirt", "dog"])
     assert [w for w, _ in explanations[0]] == "a man with a white shirt".split()
     full = float(scorer.score(["a man with a white shirt"], raw=True)[0])
