@@ -33,9 +33,9 @@ def captions(paper_examples):
 
 
 def test_stroop_scores_paper_examples_in_order(clip_dir, captions):
-    scorer = ClipStroopScorer(clip_dir, device="cpu")
+    scorer = ClipStroopScorer(clip_dir, device="cpu", dtype="float32")
     scores = assert_scores_in_order(scorer, captions, atol=1e-5)
-    embedder = ClipEmbedder(clip_dir, vision=False, device="cpu")
+    embedder = ClipEmbedder(clip_dir, vision=False, device="cpu", dtype="float32")
     expected = np.mean(
         [
             embedder.texts([prompt.replace("MASK", captions[0])])[0] @ embedder.texts([prompt.replace(" MASK", "")])[0]
@@ -65,7 +65,7 @@ def test_aveclip_scores_in_order_with_reproducible_images(t2i_dir, clip_dir, cap
 
 
 def test_llm_prompting_rates_paper_examples_in_order(lm_dir, captions):
-    scorer = LLMPromptScorer(lm_dir, scale=5, device="cpu", batch_size=8)
+    scorer = LLMPromptScorer(lm_dir, scale=5, device="cpu", dtype="float32", batch_size=8)
     ratings = scorer.rate(captions)
     assert ratings.min() >= 1 and ratings.max() <= 5
     assert 0 <= scorer.last_fallbacks <= len(captions)
@@ -75,7 +75,7 @@ def test_llm_prompting_rates_paper_examples_in_order(lm_dir, captions):
 
 
 def test_llm_prompting_uses_the_chat_template_when_there_is_one(lm_dir):
-    scorer = LLMPromptScorer(lm_dir, scale=3, device="cpu")
+    scorer = LLMPromptScorer(lm_dir, scale=3, device="cpu", dtype="float32")
     scorer.tokenizer.chat_template = "{% for m in messages %}<s>[USER] {{ m['content'] }} [ASSISTANT]{% endfor %}"
     prompt = scorer.prompt("a red car")
     assert prompt.startswith("<s>[USER] You are a visual expert") and prompt.endswith("[ASSISTANT]")
@@ -100,7 +100,7 @@ def test_parse_rating(answer, n, expected):
 
 
 def test_clipscore_is_weighted_clipped_cosine(clip_dir, tmp_path):
-    scorer = ClipScore(clip_dir, device="cpu")
+    scorer = ClipScore(clip_dir, device="cpu", dtype="float32")
     red, blue = Image.new("RGB", (40, 30), (220, 20, 20)), Image.new("RGB", (32, 32), (20, 20, 220))
     path = tmp_path / "blue.png"
     blue.save(path)
