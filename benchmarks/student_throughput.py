@@ -83,6 +83,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=1024, help="captions per timed run")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--naive-batch-size", type=int, default=None, help="default: 32 on CPU, 256 on GPU")
+    parser.add_argument("--compile", action="store_true", help="also time torch.compile'd variants")
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     device = args.device
@@ -103,14 +104,15 @@ def main() -> None:
     results["naive_fp32"] = {"captions_per_s": args.n / naive_seconds, "runs_s": naive_runs, "batch_size": naive_batch}
 
     dtypes = ["float32", "bfloat16"] if device == "cpu" else ["bfloat16"]
-    for dtype in dtypes:
+    variants = [(dtype, False) for dtype in dtypes] + ([(dtype, True) for dtype in dtypes] if args.compile else [])
+    for dtype, compiled in variants:
         model = ICCForConcreteness(config).eval()
         model.load_state_dict(fp32_model.state_dict())
         model.to(device=device, dtype=getattr(torch, dtype))
-        scorer = NeuralScorer(model, tokenizer, model_id="random-distilroberta", progress=False)
+        scorer = NeuralScorer(model, tokenizer, model_id="random-distilroberta", progress=False, compile=compiled)
         seconds, runs = median_seconds(lambda scorer=scorer: scorer.score(captions, raw=True), args.repeats)
         deviation = np.abs(scorer.score(captions, raw=True) - reference)
-        results[f"load_scorer_{dtype}"] = {
+        results[f"load_scorer_{dtype}" + ("_compiled" if compiled else "")] = {
             "captions_per_s": args.n / seconds,
             "runs_s": runs,
             "speedup_vs_naive": naive_seconds / seconds,

@@ -50,10 +50,13 @@ class NeuralScorer(ConcretenessScorer):
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
         progress: bool | None = None,
+        compile: bool = False,
     ) -> None:
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError("NeuralScorer needs a fast (Rust) tokenizer")
         self.model = model.eval()
+        # Frozen weights let inductor pre-pack them for the CPU's matrix units and fold constants.
+        self._forward = torch.compile(self.model, dynamic=True, options={"freezing": True}) if compile else self.model
         self.tokenizer = tokenizer
         self.model_id = model_id
         self.device = next(model.parameters()).device
@@ -104,7 +107,7 @@ class NeuralScorer(ConcretenessScorer):
                 for batch in batches:
                     rows = order[batch]
                     input_ids, attention_mask = pad_rows(token_ids, rows, pad_id)
-                    output = self.model(
+                    output = self._forward(
                         input_ids=torch.from_numpy(input_ids).to(self.device, non_blocking=True),
                         attention_mask=torch.from_numpy(attention_mask).to(self.device, non_blocking=True),
                     )

@@ -135,3 +135,10 @@ def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatc
     whole = scorer.score(texts, raw=True)
     monkeypatch.setattr(neural_scorer, "CHUNK_SIZE", 5)
     np.testing.assert_allclose(scorer.score(texts, raw=True), whole, atol=1e-6)
+
+
+def test_compiled_scorer_matches_eager(tiny_student_dir):
+    texts = CAPTIONS * 3
+    eager = load_scorer(tiny_student_dir, dtype="float32").score(texts, raw=True)
+    compiled = load_scorer(tiny_student_dir, dtype="float32", compile=True).score(texts, raw=True)
+    np.testing.assert_allclose(compiled, eager, atol=1e-4)

@@ -50,10 +50,11 @@ def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> Non
 
 def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
     """Load the requested model; the default falls back to lite with a one-line notice."""
+    options = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size, "compile": args.compile}
     if args.model is not None:
-        return load_scorer(args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+        return load_scorer(args.model, **options)
     try:
-        return load_scorer(DEFAULT_MODEL_ID, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+        return load_scorer(DEFAULT_MODEL_ID, **options)
     except ModelNotAvailableError:
         print(
             f"icc: {DEFAULT_MODEL_ID} is not available here (no download possible); using the embedded "
