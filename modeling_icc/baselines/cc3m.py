@@ -13,7 +13,7 @@ pipeline and the thresholds in :class:`CC3MRules` (all configurable):
 5. the first word must be capitalized, and at most ``max_capitalized_ratio`` of
    the words may be capitalized;
 6. at most ``max_oov_ratio`` of the words may fall outside the English vocabulary
-   (every single-word entry of the shipped norm lexicon, ~70k words, matched by
+   (every single-word entry of the shipped norm lexicon, ~38k words, matched by
    lower-case form or spaCy lemma; numbers and punctuation are not words here);
 7. sentiment polarity, the net count of strongly polar words from
    :data:`POLAR_WORDS` over the word count, must be within ``max_polarity``.
