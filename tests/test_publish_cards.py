@@ -16,11 +16,19 @@ FIXTURES = Path(__file__).parent / "fixtures" / "publish"
 BENCH = FIXTURES / "bench_results.json"
 PROVENANCE = FIXTURES / "provenance.json"
 MODEL_REPO = "test-org/icc-distilroberta"
+STUDENT = "runs/student"  # how `icc bench --scorers runs/student` names the student's rows
+REAL_RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "quality_dev.json"
 
 
 @pytest.fixture(scope="module")
 def student_card() -> ModelCard:
-    return model_card(MODEL_REPO, read_bench_results(BENCH), read_provenance(PROVENANCE))
+    return model_card(
+        MODEL_REPO,
+        read_bench_results(BENCH),
+        read_provenance(PROVENANCE),
+        scorer=STUDENT,
+        benchmark_dataset="test-org/icc-caption-concreteness",
+    )
 
 
 def test_model_index_carries_only_the_models_own_numbers(student_card):
@@ -30,8 +38,17 @@ def test_model_index_carries_only_the_models_own_numbers(student_card):
     assert by_key[("Caption", "kendalltau")] == 0.451
     assert by_key[("Word", "spearmanr")] == 0.688
     assert len(results) == 6  # 2 benchmarks x 3 correlations; baselines stay out of model-index
-    caption = next(r for r in results if r.metric_type == "pearsonr" and r.dataset_split == "dev")
+    caption = next(r for r in results if r.metric_type == "pearsonr" and r.dataset_name.startswith("Caption"))
     assert caption.dataset_type == "test-org/icc-caption-concreteness"
+    assert caption.dataset_name == "Caption concreteness (dev split, 303 LAION captions)"
+
+
+def test_in_sample_rows_never_reach_model_index(tmp_path):
+    bench = read_bench_results(BENCH)
+    card = model_card("test-org/lite", bench, read_provenance(PROVENANCE), scorer="lite")
+    assert not card.data.eval_results  # lite's only row is flagged in-sample by icc bench
+    assert "| **lite (embedded, zero-download) †** | 303 |" in card.text
+    assert "† fitted on this very split" in card.text
 
 
 def test_model_card_round_trips_and_holds_provenance_and_comparison(student_card, tmp_path):
@@ -43,8 +60,10 @@ def test_model_card_round_trips_and_holds_provenance_and_comparison(student_card
     assert data["license"] == "mit" and data["library_name"] == "transformers"
     assert data["model-index"][0]["name"] == "icc-distilroberta"
     text = loaded.text
+    assert "| scorer | n | Pearson [95% CI] | Spearman [95% CI] | Kendall [95% CI] |" in text
     assert "| **ICC student (ours)** | 303 | 0.611 [0.541, 0.672]" in text
-    assert "| published ICC (scores as released) | 303 | 0.623" in text
+    assert "| published ICC (scores as released) | 303 | 0.720 [0.667, 0.769]" in text
+    assert "| Complexity & Action (CA) | 7579 | n/a | n/a | n/a |" in text
     assert "118,000 training captions" in text and "2,000 held out" in text
     assert "σ(1.31·VBA +0.87·SBA -1.02)" in text
     assert 'load_scorer("test-org/icc-distilroberta")' in text
@@ -52,16 +71,17 @@ def test_model_card_round_trips_and_holds_provenance_and_comparison(student_card
 
 
 def test_unknown_scorer_lists_the_scorers_in_the_file():
-    with pytest.raises(UserInputError, match="published_icc_scores"):
+    with pytest.raises(UserInputError, match="runs/student, published, lite, ca"):
         model_card("test-org/other", read_bench_results(BENCH), read_provenance(PROVENANCE))
 
 
 @pytest.mark.parametrize(
     ("payload", "message"),
     [
-        ({"results": [{"benchmark": "b", "scorer": "s", "metrics": {}}]}, "missing required field 'n'"),
-        ({"results": [{"benchmark": "b", "scorer": "s", "n": "3", "metrics": {}}]}, "'n' must be int"),
-        ({"results": [{"benchmark": "b", "scorer": "s", "n": 3, "metrics": {"r": "high"}}]}, "must be a number"),
+        ({"results": [{"benchmark": "b", "scorer": "s"}]}, "missing required field 'n'"),
+        ({"results": [{"benchmark": "b", "scorer": "s", "n": "3"}]}, "'n' must be int"),
+        ({"results": [{"benchmark": "b", "scorer": "s", "n": 3, "pearson": 0.5}]}, "expected {'value'"),
+        ({"results": [{"benchmark": "b", "scorer": "s", "n": 3, "pearson": {"value": "high"}}]}, "number or null"),
         ({"results": []}, "is empty"),
         ({"rows": []}, "missing required field 'results'"),
     ],
@@ -71,6 +91,14 @@ def test_malformed_bench_results_name_the_field(tmp_path, payload, message):
     path.write_text(json.dumps(payload))
     with pytest.raises(UserInputError, match=message):
         read_bench_results(path)
+
+
+def test_reads_the_committed_icc_bench_results():
+    bench = read_bench_results(REAL_RESULTS)
+    published = next(row for row in bench.for_benchmark("captions") if row.scorer == "published")
+    assert published.n == 303 and 0 < published.metrics["pearson"].value < 1
+    assert published.metrics["pearson"].ci is not None and bench.confidence == 0.95
+    assert bench.title("captions").startswith("Caption concreteness")
 
 
 def test_malformed_provenance_and_missing_files_are_clear(tmp_path):
@@ -99,13 +127,16 @@ def test_teacher_dataset_card_reads_schema_and_size_from_parquet(tmp_path):
 
 
 def test_benchmark_dataset_card_describes_the_shipped_split():
-    card = benchmark_dataset_card("test-org/icc-caption-concreteness", read_bench_results(BENCH))
+    card = benchmark_dataset_card("test-org/icc-caption-concreteness", read_bench_results(REAL_RESULTS))
     data = card.data.to_dict()
     assert data["license"] == "mit" and data["configs"][0]["data_files"][0]["split"] == "dev"
     assert "303 web captions" in card.text
     counts = card.text.split("Label distribution: ")[1].split(".")[0]
     assert sum(int(part.split(": ")[1]) for part in counts.split(", ")) == 303
-    assert "| lite | 303 | 0.402" in card.text and "word_concreteness" not in card.text
+    assert (
+        "| published ICC (scores as released) | 303 |" in card.text and "lite (embedded, zero-download) †" in card.text
+    )
+    assert "Word concreteness" not in card.text
 
 
 def test_size_categories():
@@ -123,7 +154,7 @@ def test_cli_writes_all_three_cards(tmp_path, capsys):
     out = tmp_path / "cards"
     code = main(
         ["cards", "--namespace", "test-org", "--bench-results", str(BENCH), "--provenance", str(PROVENANCE),
-         "--teacher-scores", str(tmp_path / "teacher"), "--output-dir", str(out)]
+         "--scorer", STUDENT, "--teacher-scores", str(tmp_path / "teacher"), "--output-dir", str(out)]
     )  # fmt: skip
     assert code == 0
     assert ModelCard.load(out / "icc-distilroberta" / "README.md").data.eval_results
@@ -132,7 +163,12 @@ def test_cli_writes_all_three_cards(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().err
 
 
-def test_cli_needs_both_results_and_provenance_for_the_model_card(tmp_path, capsys):
-    code = main(["cards", "--namespace", "test-org", "--bench-results", str(BENCH), "--output-dir", str(tmp_path)])
+def test_cli_with_bench_results_only_writes_the_benchmark_card(tmp_path, capsys):
+    code = main(
+        ["cards", "--namespace", "test-org", "--bench-results", str(REAL_RESULTS), "--output-dir", str(tmp_path)]
+    )
+    assert code == 0 and [p.name for p in tmp_path.iterdir()] == ["icc-caption-concreteness"]
+    assert "## Results on this split" in (tmp_path / "icc-caption-concreteness" / "README.md").read_text()
+    code = main(["cards", "--namespace", "test-org", "--provenance", str(PROVENANCE), "--output-dir", str(tmp_path)])
     assert code == 2
-    assert "needs both --bench-results and --provenance" in capsys.readouterr().err
+    assert "needs --bench-results as well as --provenance" in capsys.readouterr().err

@@ -24,8 +24,8 @@ def cards(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cards")
     teacher = write_teacher_scores_parquet(out / "teacher" / "scores.parquet")
     args = ["cards", "--namespace", "test-org", "--bench-results", str(FIXTURES / "bench_results.json"),
-            "--provenance", str(FIXTURES / "provenance.json"), "--teacher-scores", str(teacher),
-            "--output-dir", str(out)]  # fmt: skip
+            "--provenance", str(FIXTURES / "provenance.json"), "--scorer", "runs/student",
+            "--teacher-scores", str(teacher), "--output-dir", str(out)]  # fmt: skip
     assert main(args) == 0
     return out
 

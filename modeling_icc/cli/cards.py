@@ -20,13 +20,12 @@ BENCHMARK_DATASET_NAME = "icc-caption-concreteness"
 METRIC_NAME = "icc"
 
 EXAMPLES = f"""examples:
-  icc cards --namespace my-org --bench-results runs/bench/results.json \\
+  icc bench --scorers runs/student,lite,lexical,published --output-dir runs/bench
+  icc cards --namespace my-org --bench-results runs/bench/results.json --scorer runs/student \\
       --provenance runs/student/provenance.json --teacher-scores runs/teacher_scores/
-  icc cards --namespace my-org                       # only the benchmark dataset card
-  icc cards --namespace my-org --bench-results results.json --provenance provenance.json \\
-      --scorer runs/student --output-dir hub_cards
+  icc cards --namespace my-org --bench-results benchmarks/results/quality_dev.json   # benchmark card only
 
-writes OUTPUT_DIR/{MODEL_NAME}/README.md (needs --bench-results and --provenance),
+writes OUTPUT_DIR/{MODEL_NAME}/README.md (with --provenance; needs --bench-results),
 OUTPUT_DIR/{TEACHER_DATASET_NAME}/README.md (needs --teacher-scores) and
 OUTPUT_DIR/{BENCHMARK_DATASET_NAME}/README.md (always; with a results table when
 --bench-results is given). Field names read from the JSON files: modeling_icc/publishing/results_schema.py.
@@ -46,7 +45,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--provenance", help="provenance JSON saved with the distilled student")
     parser.add_argument("--teacher-scores", help="teacher-score parquet file or folder of shards")
     parser.add_argument(
-        "--scorer", help=f"scorer id of the student in the bench results (default: NAMESPACE/{MODEL_NAME})"
+        "--scorer",
+        help="the student's name in the bench results: what `icc bench --scorers` was given, or its "
+        f"scorer_id (default: NAMESPACE/{MODEL_NAME})",
     )
     parser.add_argument("--license", default="mit", help="license of the student model (default: mit)")
     parser.add_argument(
@@ -66,7 +67,9 @@ def run(args: argparse.Namespace) -> int:
     provenance = read_provenance(args.provenance) if args.provenance else None
     output = Path(args.output_dir)
     written = []
-    if bench and provenance:
+    if provenance and not bench:
+        raise UserInputError("the model card needs --bench-results as well as --provenance")
+    if provenance:
         card = model_card(
             repo[MODEL_NAME],
             bench,
@@ -77,8 +80,6 @@ def run(args: argparse.Namespace) -> int:
             benchmark_dataset=repo[BENCHMARK_DATASET_NAME],
         )
         written.append(write_card(str(card), output / MODEL_NAME))
-    elif bench or provenance:
-        raise UserInputError("the model card needs both --bench-results and --provenance")
     if args.teacher_scores:
         card = teacher_dataset_card(
             repo[TEACHER_DATASET_NAME],

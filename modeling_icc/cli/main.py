@@ -8,13 +8,14 @@ import sys
 from .. import __version__
 from ..errors import UserInputError
 from ..loading import CheckpointError, ModelNotAvailableError
+from . import bench as bench_command
 from . import cards as cards_command
 from . import explain as explain_command
 from . import filter as filter_command
 from . import push as push_command
 from . import score as score_command
 
-COMMANDS = (score_command, filter_command, explain_command, cards_command, push_command)
+COMMANDS = (score_command, filter_command, explain_command, bench_command, cards_command, push_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ from huggingface_hub import DatasetCard, DatasetCardData, EvalResult, ModelCard,
 
 from ..errors import UserInputError
 from ..shipped_data import dev_split
-from .results_schema import CAPTION_BENCHMARK, HUB_METRIC_IDS, BenchResults, BenchRow, Provenance
+from .results_schema import CAPTION_BENCHMARK, HUB_METRIC_IDS, BenchResults, BenchRow, MetricValue, Provenance
 
 PAPER_URL = "https://aclanthology.org/2024.findings-acl.592/"
 CITATION = """@inproceedings{yanuka-etal-2024-icc,
@@ -26,12 +26,6 @@ CITATION = """@inproceedings{yanuka-etal-2024-icc,
     year = "2024",
     url = "https://aclanthology.org/2024.findings-acl.592/",
 }"""
-#: Human-readable benchmark names for tables and ``model-index``.
-BENCHMARK_NAMES = {
-    CAPTION_BENCHMARK: "Caption concreteness (human-annotated web captions)",
-    "word_concreteness": "Word concreteness (Brysbaert et al. 2014 norms)",
-    "phrase_concreteness": "Phrase concreteness (Muraki et al. 2023 norms)",
-}
 #: Descriptions of the teacher-score parquet columns named by the distillation issue (assumed names).
 TEACHER_SCORE_COLUMNS = {
     "id": "row id, stable across shards",
@@ -90,7 +84,7 @@ def model_card(
         datasets=[name for name in (provenance.teacher_dataset, benchmark_dataset) if name] or None,
         metrics=sorted({HUB_METRIC_IDS[m] for row in own_rows for m in row.metrics if m in HUB_METRIC_IDS}),
         model_name=model_name,
-        eval_results=eval_results(own_rows, benchmark_dataset),
+        eval_results=eval_results(own_rows, bench, benchmark_dataset),
     )
     return ModelCard.from_template(
         card_data,
@@ -100,7 +94,7 @@ def model_card(
         metric_repo_id=metric_repo_id or f"{repo_id.split('/')[0]}/icc",
         paper_url=PAPER_URL,
         bench_source=Path(bench.source).name,
-        results_tables=results_tables(bench.rows, highlight=scorer),
+        results_tables=results_tables(bench, bench.rows, highlight=scorer),
         environment=_environment_line(bench.environment),
         provenance=provenance,
         training=", ".join(f"{key} {value}" for key, value in provenance.training.items()),
@@ -108,22 +102,25 @@ def model_card(
     )
 
 
-def eval_results(rows: Sequence[BenchRow], benchmark_dataset: str | None = None) -> list[EvalResult]:
-    """``model-index`` entries: one per benchmark and correlation measured for the model."""
+def eval_results(
+    rows: Sequence[BenchRow], bench: BenchResults, benchmark_dataset: str | None = None
+) -> list[EvalResult]:
+    """``model-index`` entries: one per held-out benchmark and correlation measured for the model.
+
+    Rows that ``icc bench`` flags as in-sample (the scorer read or was fitted on that data)
+    stay in the card's tables with their note but never in ``model-index``.
+    """
     results = []
     for row in rows:
+        if row.in_sample:
+            continue
         for name, metric in row.metrics.items():
-            if name not in HUB_METRIC_IDS:
-                continue
             results.append(
                 EvalResult(
                     task_type="text-classification",
                     task_name="Concreteness scoring (regression)",
-                    dataset_type=row.dataset
-                    or (benchmark_dataset if row.benchmark == CAPTION_BENCHMARK else None)
-                    or row.benchmark,
-                    dataset_name=BENCHMARK_NAMES.get(row.benchmark, row.benchmark),
-                    dataset_split=row.split,
+                    dataset_type=(benchmark_dataset if row.benchmark == CAPTION_BENCHMARK else None) or row.benchmark,
+                    dataset_name=bench.title(row.benchmark),
                     metric_type=HUB_METRIC_IDS[name],
                     metric_name=f"{name.capitalize()} correlation",
                     metric_value=round(metric.value, 4),
@@ -132,32 +129,37 @@ def eval_results(rows: Sequence[BenchRow], benchmark_dataset: str | None = None)
     return results
 
 
-def results_tables(rows: Sequence[BenchRow], highlight: str | None = None) -> str:
-    """One markdown table per benchmark: scorer, n, then each correlation."""
+def results_tables(bench: BenchResults, rows: Sequence[BenchRow], highlight: str | None = None) -> str:
+    """One markdown table per benchmark: scorer, n, each correlation with its interval; † in-sample."""
+    interval = f" [{bench.confidence:.0%} CI]" if bench.confidence else ""
     tables = []
     for benchmark in dict.fromkeys(row.benchmark for row in rows):
         members = [row for row in rows if row.benchmark == benchmark]
-        names = list(dict.fromkeys(name for row in members for name in row.metrics))
+        names = [name for name in HUB_METRIC_IDS if any(name in row.metrics for row in members)]
         lines = [
-            f"**{BENCHMARK_NAMES.get(benchmark, benchmark)}**",
+            f"**{bench.title(benchmark)}**",
             "",
-            "| scorer | n | " + " | ".join(names) + " |",
+            "| scorer | n | " + " | ".join(f"{name.capitalize()}{interval}" for name in names) + " |",
             "| --- | ---: | " + " | ".join("---:" for _ in names) + " |",
         ]
         for row in members:
-            label = f"**{row.label}**" if row.scorer == highlight else row.label
+            label = row.display_name + (" †" if row.in_sample else "")
+            label = f"**{label}**" if highlight and row.is_scorer(highlight) else label
             cells = [_metric_cell(row.metrics.get(name)) for name in names]
             lines.append(f"| {label} | {row.n} | " + " | ".join(cells) + " |")
+        notes = sorted({f"† {row.in_sample}." for row in members if row.in_sample})
+        if notes:
+            lines += ["", *notes]
         tables.append("\n".join(lines))
     return "\n\n".join(tables)
 
 
-def _metric_cell(metric) -> str:
+def _metric_cell(metric: MetricValue | None) -> str:
     if metric is None:
-        return "–"
-    if metric.ci95 is None:
+        return "n/a"
+    if metric.ci is None:
         return f"{metric.value:.3f}"
-    return f"{metric.value:.3f} [{metric.ci95[0]:.3f}, {metric.ci95[1]:.3f}]"
+    return f"{metric.value:.3f} [{metric.ci[0]:.3f}, {metric.ci[1]:.3f}]"
 
 
 def _environment_line(environment: dict) -> str:
@@ -213,7 +215,6 @@ def benchmark_dataset_card(repo_id: str, bench: BenchResults | None = None) -> D
         language="en",
         license="mit",
         pretty_name=pretty_name,
-        annotations_creators=["expert-generated"],
         language_creators=["found"],
         source_datasets=["extended|laion/laion400m"],
         task_categories=["text-classification"],
@@ -234,7 +235,7 @@ def benchmark_dataset_card(repo_id: str, bench: BenchResults | None = None) -> D
         n_rows=len(rows),
         columns=[(name, kinds[name], meaning) for name, meaning in DEV_SPLIT_COLUMNS.items()],
         label_counts=", ".join(f"{label}: {counts[label]}" for label in sorted(counts)),
-        results_tables=results_tables(bench_rows) if bench_rows else "",
+        results_tables=results_tables(bench, bench_rows) if bench_rows else "",
         bench_source=Path(bench.source).name if bench else "",
         paper_url=PAPER_URL,
         citation=CITATION,

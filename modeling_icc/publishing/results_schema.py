@@ -1,21 +1,25 @@
 """The JSON fields the cards read from ``icc bench`` results and the pipeline's provenance.
 
 Both files are written by other parts of the project; this module is the one place that
-names the fields we rely on, so that a change there is a change here. Unknown fields are
-ignored; a missing required field is a :class:`UserInputError` naming it.
+names the fields the cards rely on. Unknown fields are ignored; a missing required field
+is a :class:`UserInputError` naming it.
 
-Bench results (``icc bench`` -> ``results.json``)::
+Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.benchmarks.report``)::
 
-    {"results": [{"benchmark": "caption_concreteness",      # required
-                  "scorer": "org/icc-distilroberta",        # required: Hub id, path, "lite" or baseline
-                  "n": 303,                                 # required
-                  "metrics": {"pearson": {"value": 0.69, "ci95": [0.62, 0.75]},
-                              "spearman": 0.67},            # required: number or {"value", "ci95"}
-                  "dataset": "org/icc-caption-concreteness", "split": "dev",   # optional
-                  "scorer_label": "ICC student (ours)"}],   # optional display name
-     "environment": {...}}                                  # optional, as in perf.environment()
+    {"environment": {...},                                   # perf.environment(), optional
+     "settings": {"confidence": 0.95, ...},                  # optional
+     "benchmarks": {"captions": {"title": "...", "n": 303, "source": "..."}, ...},   # optional
+     "results": [{"benchmark": "captions",                   # required
+                  "scorer": "lite",                          # required: registry key, path or Hub id
+                  "scorer_id": "lite",                       # optional: the model id the scorer reports
+                  "label": "lite (embedded, zero-download)", # optional display name
+                  "in_sample": null,                         # optional: why the row is not held out
+                  "n": 303,                                  # required
+                  "pearson": {"value": 0.74, "low": 0.69, "high": 0.79},   # value null = undefined
+                  "spearman": {...}, "kendall": {...}}]}     # each optional
 
-Provenance (written next to a distilled student as ``provenance.json``)::
+Provenance (not written by the distillation pipeline yet; these names are this module's
+assumption)::
 
     {"base_model": "distilbert/distilroberta-base",          # required
      "data": {"name": "...", "n_train": 476000,              # required: name, n_train
@@ -38,16 +42,16 @@ from typing import Any
 
 from ..errors import UserInputError
 
-#: Benchmark name of the caption-concreteness benchmark in bench results.
-CAPTION_BENCHMARK = "caption_concreteness"
-#: Correlation names in bench results -> metric ids on the Hub (model-index ``metrics.type``).
+#: Name of the caption-concreteness benchmark in bench results.
+CAPTION_BENCHMARK = "captions"
+#: Correlations in bench results -> metric ids on the Hub (model-index ``metrics.type``).
 HUB_METRIC_IDS = {"pearson": "pearsonr", "spearman": "spearmanr", "kendall": "kendalltau"}
 
 
 @dataclass(frozen=True)
 class MetricValue:
     value: float
-    ci95: tuple[float, float] | None = None
+    ci: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True)
@@ -58,29 +62,37 @@ class BenchRow:
     scorer: str
     n: int
     metrics: dict[str, MetricValue]
-    dataset: str | None = None
-    split: str | None = None
-    scorer_label: str | None = None
+    scorer_id: str | None = None
+    label: str | None = None
+    in_sample: str | None = None
 
     @property
-    def label(self) -> str:
-        return self.scorer_label or self.scorer
+    def display_name(self) -> str:
+        return self.label or self.scorer
+
+    def is_scorer(self, name: str) -> bool:
+        return name in (self.scorer, self.scorer_id)
 
 
 @dataclass(frozen=True)
 class BenchResults:
     rows: list[BenchRow]
     environment: dict[str, Any] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    confidence: float | None = None
     source: str = ""
 
     def scorers(self) -> list[str]:
         return list(dict.fromkeys(row.scorer for row in self.rows))
 
-    def for_scorer(self, scorer: str) -> list[BenchRow]:
-        return [row for row in self.rows if row.scorer == scorer]
+    def for_scorer(self, name: str) -> list[BenchRow]:
+        return [row for row in self.rows if row.is_scorer(name)]
 
     def for_benchmark(self, benchmark: str) -> list[BenchRow]:
         return [row for row in self.rows if row.benchmark == benchmark]
+
+    def title(self, benchmark: str) -> str:
+        return self.titles.get(benchmark, benchmark)
 
 
 @dataclass(frozen=True)
@@ -119,16 +131,18 @@ def _require(mapping: dict, key: str, kind: type | tuple[type, ...], where: str)
     return value
 
 
-def _metric(value: Any, where: str) -> MetricValue:
-    if isinstance(value, dict):
-        number = _require(value, "value", (int, float), where)
-        interval = value.get("ci95")
-        if interval is not None and not (isinstance(interval, list) and len(interval) == 2):
-            raise UserInputError(f"{where}: 'ci95' must be a [low, high] list")
-        return MetricValue(float(number), tuple(map(float, interval)) if interval else None)
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return MetricValue(float(value))
-    raise UserInputError(f"{where}: a metric must be a number or {{'value': ..., 'ci95': [...]}}")
+def _metric(value: Any, where: str) -> MetricValue | None:
+    """``{"value", "low", "high"}``; None when the value is undefined (a constant scorer)."""
+    if not isinstance(value, dict):
+        raise UserInputError(f"{where}: expected {{'value': ..., 'low': ..., 'high': ...}}")
+    number = value.get("value")
+    if number is None:
+        return None
+    if not isinstance(number, (int, float)) or isinstance(number, bool):
+        raise UserInputError(f"{where}: 'value' must be a number or null")
+    low, high = value.get("low"), value.get("high")
+    interval = (float(low), float(high)) if isinstance(low, (int, float)) and isinstance(high, (int, float)) else None
+    return MetricValue(float(number), interval)
 
 
 def read_bench_results(path: str | os.PathLike) -> BenchResults:
@@ -139,21 +153,24 @@ def read_bench_results(path: str | os.PathLike) -> BenchResults:
         where = f"{path}: results[{index}]"
         if not isinstance(raw, dict):
             raise UserInputError(f"{where}: expected an object")
-        metrics = _require(raw, "metrics", dict, where)
+        metrics = {name: _metric(raw[name], f"{where}.{name}") for name in HUB_METRIC_IDS if raw.get(name) is not None}
         rows.append(
             BenchRow(
                 benchmark=_require(raw, "benchmark", str, where),
                 scorer=_require(raw, "scorer", str, where),
                 n=_require(raw, "n", int, where),
-                metrics={name: _metric(value, f"{where}.metrics.{name}") for name, value in metrics.items()},
-                dataset=raw.get("dataset"),
-                split=raw.get("split"),
-                scorer_label=raw.get("scorer_label"),
+                metrics={name: metric for name, metric in metrics.items() if metric is not None},
+                scorer_id=raw.get("scorer_id"),
+                label=raw.get("label"),
+                in_sample=raw.get("in_sample") or None,
             )
         )
     if not rows:
         raise UserInputError(f"{path}: 'results' is empty")
-    return BenchResults(rows, data.get("environment") or {}, str(path))
+    benchmarks = data.get("benchmarks") or {}
+    titles = {name: info["title"] for name, info in benchmarks.items() if isinstance(info, dict) and info.get("title")}
+    confidence = (data.get("settings") or {}).get("confidence")
+    return BenchResults(rows, data.get("environment") or {}, titles, confidence, str(path))
 
 
 def read_provenance(path: str | os.PathLike) -> Provenance:

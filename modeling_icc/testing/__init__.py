@@ -1,10 +1,18 @@
 """Tiny random models and tokenizers, built offline, for tests, demos and CPU dry runs.
 
 Each submodule builds one family from configs in seconds with no download, so the
-real code paths run on them: ``student`` (the ICC student and its tokenizer),
+real code paths run on them: ``student`` (the ICC student and its tokenizer), ``baselines``
+(CLIP, a causal LM and a text-to-image pipeline for the model-based baselines),
 ``publishing`` (a teacher-score parquet for card and push tests).
 """
 
+from .baselines import (
+    save_tiny_causal_lm,
+    save_tiny_clip,
+    save_tiny_text_to_image,
+    tiny_clip_tokenizer,
+    tiny_lm_tokenizer,
+)
 from .publishing import write_teacher_scores_parquet
 from .student import (
     ROBERTA_SPECIAL_TOKENS,
@@ -21,7 +29,12 @@ __all__ = [
     "ROBERTA_SPECIAL_TOKENS",
     "distilroberta_config",
     "save_published_format_checkpoint",
+    "save_tiny_causal_lm",
+    "save_tiny_clip",
     "save_tiny_student",
+    "save_tiny_text_to_image",
+    "tiny_clip_tokenizer",
+    "tiny_lm_tokenizer",
     "tiny_roberta_kwargs",
     "tiny_student",
     "tiny_tokenizer",
