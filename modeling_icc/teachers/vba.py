@@ -29,6 +29,7 @@ class VBAPipeline:
     Defaults are the paper's: Stable Diffusion 2 at 768 px, 20 steps, guidance 9;
     BLIP-2 OPT-2.7B (COCO) prompted with "a photo of", 5 beams, 5 captions; the
     VBA score is the best F1 among them. ``image_dir`` keeps the bottleneck images.
+    ``min_new_tokens`` fixes caption length for benchmarks (leave it unset to score).
     """
 
     name = "vba"
@@ -48,6 +49,7 @@ class VBAPipeline:
         num_beams: int = 5,
         num_return_sequences: int = 5,
         max_new_tokens: int = 30,
+        min_new_tokens: int | None = None,
         image_dir: str | os.PathLike | None = None,
         model_ids: dict[str, str] | None = None,
     ) -> None:
@@ -68,6 +70,7 @@ class VBAPipeline:
             "num_beams": num_beams,
             "num_return_sequences": num_return_sequences,
             "max_new_tokens": max_new_tokens,
+            "min_new_tokens": min_new_tokens,
         }
         self.image_dir = Path(image_dir) if image_dir is not None else None
         self.model_ids = model_ids or {}
@@ -145,6 +148,7 @@ class VBAPipeline:
             num_beams=self.settings["num_beams"],
             num_return_sequences=n,
             max_new_tokens=self.settings["max_new_tokens"],
+            min_new_tokens=self.settings["min_new_tokens"],
             do_sample=False,
         )
         new_tokens = generated[:, inputs["input_ids"].shape[1] :]

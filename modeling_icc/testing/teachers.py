@@ -9,6 +9,8 @@ them to disk so the ``from_pretrained``-style loaders are exercised too.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -151,55 +153,81 @@ def save_tiny_sba_components(directory: str | Path, seed: int = 0) -> dict[str, 
     return paths
 
 
-def _tiny_unet(cross_attention_dim: int):
-    from diffusers import UNet2DConditionModel
-
-    return UNet2DConditionModel(
-        sample_size=TINY_IMAGE_SIZE // 2,
-        in_channels=4,
-        out_channels=4,
-        layers_per_block=1,
-        block_out_channels=(32, 64),
-        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
-        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
-        cross_attention_dim=cross_attention_dim,
-        attention_head_dim=(2, 4),
-        use_linear_projection=True,
-        norm_num_groups=32,
-    )
-
-
-def _tiny_vae():
-    from diffusers import AutoencoderKL
-
-    return AutoencoderKL(
-        in_channels=3,
-        out_channels=3,
-        down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
-        up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
-        block_out_channels=(32, 64),
-        latent_channels=4,
-        norm_num_groups=32,
-        sample_size=TINY_IMAGE_SIZE,
-    )
+TINY_UNET = dict(
+    sample_size=TINY_IMAGE_SIZE // 2,
+    layers_per_block=1,
+    block_out_channels=(32, 64),
+    down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+    up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"),
+    attention_head_dim=(2, 4),
+    use_linear_projection=True,
+)
+TINY_VAE = dict(
+    down_block_types=("DownEncoderBlock2D", "DownEncoderBlock2D"),
+    up_block_types=("UpDecoderBlock2D", "UpDecoderBlock2D"),
+    block_out_channels=(32, 64),
+    sample_size=TINY_IMAGE_SIZE,
+)
 
 
-def tiny_text_to_image(seed: int = 0):
-    """A Stable Diffusion 2-style pipeline (UNet, VAE, CLIP text encoder, DPM-Solver) at 32 px."""
-    from diffusers import DPMSolverMultistepScheduler, StableDiffusionPipeline
+@contextmanager
+def built_on(device: str | torch.device | None, dtype: torch.dtype | None) -> Iterator[None]:
+    """Create parameters directly on ``device`` in ``dtype`` (no host fp32 copy of large models)."""
+    if device is None and dtype is None:
+        yield
+        return
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype or previous)
+    try:
+        with torch.device(device or "cpu"):
+            yield
+    finally:
+        torch.set_default_dtype(previous)
 
-    torch.manual_seed(seed)
-    text_config = tiny_clip_text_config()
+
+def build_text_to_image(
+    unet: dict,
+    vae: dict,
+    text_config: CLIPTextConfig,
+    tokenizer,
+    device: str | torch.device | None = None,
+    dtype: torch.dtype | None = None,
+):
+    """A Stable Diffusion pipeline (v-prediction, DPM-Solver multistep) with random weights of the given shapes."""
+    from diffusers import AutoencoderKL, DPMSolverMultistepScheduler, StableDiffusionPipeline, UNet2DConditionModel
+
+    scheduler = DPMSolverMultistepScheduler(prediction_type="v_prediction", steps_offset=1)  # fp32, on the host
+    with built_on(device, dtype):
+        vae_model = AutoencoderKL(in_channels=3, out_channels=3, latent_channels=4, **vae)
+        text_encoder = CLIPTextModel(text_config).eval()
+        unet_model = UNet2DConditionModel(
+            in_channels=4, out_channels=4, cross_attention_dim=text_config.hidden_size, **unet
+        )
     return StableDiffusionPipeline(
-        vae=_tiny_vae(),
-        text_encoder=CLIPTextModel(text_config).eval(),
-        tokenizer=tiny_clip_tokenizer(),
-        unet=_tiny_unet(text_config.hidden_size),
-        scheduler=DPMSolverMultistepScheduler(prediction_type="v_prediction", steps_offset=1),
+        vae=vae_model,
+        text_encoder=text_encoder,
+        tokenizer=tokenizer,
+        unet=unet_model,
+        scheduler=scheduler,
         safety_checker=None,
         feature_extractor=None,
         requires_safety_checker=False,
     )
+
+
+def tiny_text_to_image(seed: int = 0):
+    """A Stable Diffusion 2-style pipeline (UNet, VAE, CLIP text encoder, DPM-Solver) at 16 px."""
+    torch.manual_seed(seed)
+    return build_text_to_image(TINY_UNET, TINY_VAE, tiny_clip_text_config(), tiny_clip_tokenizer())
+
+
+def build_blip2(config: Blip2Config, image_size: int) -> tuple[Blip2ForConditionalGeneration, Blip2Processor]:
+    """A random BLIP-2 of the given shape and its processor (tiny OPT-style tokenizer + ``<image>``)."""
+    image_processor = BlipImageProcessorPil(size={"height": image_size, "width": image_size})
+    processor = Blip2Processor(image_processor, tiny_opt_tokenizer(), num_query_tokens=config.num_query_tokens)
+    if processor.tokenizer.convert_tokens_to_ids("<image>") != config.image_token_index:
+        raise ValueError("the BLIP-2 config's image_token_index must be the tokenizer's <image> id")
+    return Blip2ForConditionalGeneration(config).eval(), processor
 
 
 def tiny_blip2_config() -> Blip2Config:
@@ -241,21 +269,17 @@ def tiny_blip2_config() -> Blip2Config:
 def tiny_blip2(seed: int = 0) -> tuple[Blip2ForConditionalGeneration, Blip2Processor]:
     """A random BLIP-2 (ViT, Q-Former, OPT) and its processor with the ``<image>`` token."""
     torch.manual_seed(seed)
-    config = tiny_blip2_config()
-    image_processor = BlipImageProcessorPil(
-        size={"height": TINY_IMAGE_SIZE, "width": TINY_IMAGE_SIZE}, do_normalize=True, do_rescale=True
-    )
-    processor = Blip2Processor(image_processor, tiny_opt_tokenizer(), num_query_tokens=config.num_query_tokens)
-    if processor.tokenizer.convert_tokens_to_ids("<image>") != config.image_token_index:
-        raise RuntimeError("the tiny OPT tokenizer's <image> id does not match the tiny BLIP-2 config")
-    return Blip2ForConditionalGeneration(config).eval(), processor
+    return build_blip2(tiny_blip2_config(), TINY_IMAGE_SIZE)
 
 
-def save_tiny_bertscore_model(directory: str | Path, seed: int = 0) -> Path:
-    """A tiny RoBERTa encoder + tokenizer folder usable as BERTScore's ``model_type`` (2 layers)."""
+def save_tiny_bertscore_model(directory: str | Path, seed: int = 0, config: RobertaConfig | None = None) -> Path:
+    """A random RoBERTa encoder + tokenizer folder usable as BERTScore's ``model_type``.
+
+    Tiny (2 layers) unless ``config`` gives another shape (e.g. RoBERTa-large for benchmarks).
+    """
     directory = Path(directory)
     torch.manual_seed(seed)
-    RobertaModel(RobertaConfig(**tiny_roberta_kwargs())).save_pretrained(directory)
+    RobertaModel(config or RobertaConfig(**tiny_roberta_kwargs())).save_pretrained(directory)
     tiny_tokenizer().save_pretrained(directory)
     return directory
 
