@@ -56,7 +56,8 @@ def load_scorer(
     ``name_or_path``: a Hub id (default: the published ``moranyanuka/icc``), a local
     directory with a saved student (ours or the published RoBERTa format), or
     ``"lite"`` for the embedded zero-download model. ``device`` defaults to CUDA
-    when present; ``dtype`` to bf16 on GPUs and fp32 on CPUs. Weights are read
+    when present; ``dtype`` to bf16 on GPUs and on CPUs with native bf16 (AMX,
+    AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``). Weights are read
     from safetensors only.
     """
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID

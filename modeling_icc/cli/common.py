@@ -25,7 +25,11 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--batch-size", type=int, default=None, help="rows per batch (neural models)")
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
-    group.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: bf16 on GPU, fp32 on CPU)")
+    group.add_argument(
+        "--dtype",
+        default=None,
+        help="float32, bfloat16 or float16 (default: bf16 on GPUs and on CPUs with native bf16, else fp32)",
+    )
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
