@@ -29,6 +29,10 @@ _LAZY_NAMES = {
     "VBAPipeline": "teachers",
     "BERTScoreSimilarity": "teachers",
     "char_similarity": "teachers",
+    "LengthStandardizer": "pipeline",
+    "ScoreCombiner": "pipeline",
+    "PipelineConfig": "pipeline",
+    "run_pipeline": "pipeline",
 }
 
 
