@@ -33,6 +33,7 @@ from modeling_icc.testing.teachers import (
     tiny_blip2,
     tiny_sba,
     tiny_text_to_image,
+    use_one_cpu_thread,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -79,7 +80,7 @@ def main() -> None:
     dtype = torch.float32 if args.tiny else torch.bfloat16
     batch = TINY_BATCH if args.tiny else FULL_BATCH
     if args.tiny:
-        torch.set_num_threads(1)  # tiny models are latency-bound; avoids oversubscribing shared CPUs
+        use_one_cpu_thread()
 
     with tempfile.TemporaryDirectory() as workdir:
         sba, vba = build(args.tiny, device, dtype, Path(workdir), args.blip2_tokens)

@@ -18,6 +18,7 @@ from pathlib import Path
 from modeling_icc.errors import UserInputError
 from modeling_icc.pipeline import PipelineConfig, run_pipeline
 from modeling_icc.pipeline.report import format_summary
+from modeling_icc.testing.teachers import use_one_cpu_thread
 
 TINY_CONFIG = Path(__file__).resolve().parent / "configs" / "tiny.yaml"
 
@@ -31,9 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     if bool(args.config) == bool(args.tiny):
         raise UserInputError("pass exactly one of --config CONFIG or --tiny")
     if args.tiny:
-        import torch
-
-        torch.set_num_threads(1)  # tiny models are latency-bound; one thread avoids oversubscribing the CPU
+        use_one_cpu_thread()
     config = PipelineConfig.load(args.config or TINY_CONFIG, output_dir=args.output_dir)
     summary = run_pipeline(config)
     print(format_summary(summary))

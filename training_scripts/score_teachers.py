@@ -19,8 +19,10 @@ import sys
 from pathlib import Path
 
 from modeling_icc.errors import UserInputError
+from modeling_icc.pipeline.config import PipelineConfig, VBASettings
+from modeling_icc.pipeline.teachers_setup import TINY_COMPONENTS, sba_teacher, vba_teacher, with_tiny_components
 from modeling_icc.shipped_data import data_path
-from modeling_icc.teachers import SBAForCaptionReconstruction, SBATeacher, VBAPipeline, load_captions, score_to_shards
+from modeling_icc.teachers import SBAForCaptionReconstruction, load_captions, score_to_shards
 from modeling_icc.teachers.similarity import DEFAULT_BERTSCORE_LAYERS, DEFAULT_BERTSCORE_MODEL
 from modeling_icc.teachers.vba import DEFAULT_CAPTIONER, DEFAULT_TEXT_TO_IMAGE
 
@@ -52,53 +54,53 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def build_sba(args: argparse.Namespace) -> SBATeacher:
-    if args.tiny:
-        from modeling_icc.testing.teachers import save_tiny_sba_components
-
-        paths = save_tiny_sba_components(args.out_dir / "tiny_components")
-        model = SBAForCaptionReconstruction.from_components(paths["text_model"], paths["lm"])
-        return SBATeacher(model, max_new_tokens=24)
-    if not args.sba:
-        raise UserInputError("--sba DIR (a trained SBA) is required to score with the SBA teacher")
-    from modeling_icc.devices import resolve_device, resolve_dtype
-
-    device = resolve_device(args.device)
-    model = SBAForCaptionReconstruction.from_pretrained(
-        args.sba, device=device, dtype=resolve_dtype(args.dtype, device)
+def teacher_settings(args: argparse.Namespace) -> PipelineConfig:
+    """The teachers' settings from the command line; with --tiny, pointed at tiny offline components."""
+    vba = VBASettings(
+        text_to_image=args.t2i,
+        captioner=args.captioner,
+        bertscore_model=args.bertscore_model,
+        bertscore_num_layers=args.bertscore_layers,
+        num_inference_steps=args.steps,
+        guidance_scale=args.guidance,
+        size=args.size,
+        batch_size=args.batch_size,
     )
-    return SBATeacher(model)
-
-
-def build_vba(args: argparse.Namespace) -> VBAPipeline:
-    options = {"num_inference_steps": args.steps, "guidance_scale": args.guidance, "image_dir": args.save_images}
-    if args.tiny:
-        from modeling_icc.testing.teachers import tiny_vba
-
-        return tiny_vba(args.out_dir / "tiny_components", **options)
-    return VBAPipeline.from_pretrained(
-        args.t2i,
-        args.captioner,
-        args.bertscore_model,
-        args.bertscore_layers,
-        device=args.device,
-        dtype=args.dtype,
-        height=args.size,
-        width=args.size,
-        **options,
+    config = PipelineConfig(
+        output_dir=str(args.out_dir), seed=args.seed, device=args.device, dtype=args.dtype, tiny=args.tiny, vba=vba
     )
+    return with_tiny_components(config) if args.tiny else config
+
+
+def sba_model_dir(args: argparse.Namespace, config: PipelineConfig) -> Path:
+    if not args.tiny:
+        if not args.sba:
+            raise UserInputError("--sba DIR (a trained SBA) is required to score with the SBA teacher")
+        return Path(args.sba)
+    directory = Path(config.output_dir) / TINY_COMPONENTS / "sba_untrained"
+    if not (directory / "model.safetensors").is_file():
+        SBAForCaptionReconstruction.from_components(config.sba.text_model, config.sba.lm).save_pretrained(directory)
+    return directory
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.tiny:
+        from modeling_icc.testing.teachers import use_one_cpu_thread
+
+        use_one_cpu_thread()
     source = args.captions or (data_path("caption_concreteness_dev.csv") if args.tiny else None)
     if source is None:
         raise UserInputError("--captions is required (or --tiny to use the shipped captions)")
     id_column = args.id_column or ("sample_id" if args.tiny and not args.captions else None)
     captions = load_captions(source, args.column, id_column, args.split, args.max_samples)
+    config = teacher_settings(args)
     names = ("sba", "vba") if args.teacher == "both" else (args.teacher,)
     for name in names:
-        teacher = build_sba(args) if name == "sba" else build_vba(args)
+        if name == "sba":
+            teacher = sba_teacher(config.sba, sba_model_dir(args, config), config.device, config.dtype)
+        else:
+            teacher = vba_teacher(config.vba, config.device, config.dtype, args.save_images)
         out = score_to_shards(
             teacher,
             captions,

@@ -51,6 +51,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if args.tiny:
+        from modeling_icc.testing.teachers import use_one_cpu_thread
+
+        use_one_cpu_thread()
     text_model, lm = args.text_model, args.lm
     if args.tiny:
         from modeling_icc.testing.teachers import save_tiny_sba_components

@@ -19,6 +19,7 @@ import torch
 
 from ..modeling_icc import ICCForConcreteness
 from ..perf import package_versions, write_json
+from ..training_recipe import TrainingRecipe
 from .combine import ScoreCombiner
 
 PROVENANCE_FILE = "icc_provenance.json"
@@ -26,20 +27,15 @@ DEFAULT_BACKBONE = "distilroberta-base"
 
 
 @dataclass
-class DistillConfig:
+class DistillConfig(TrainingRecipe):
+    """The paper's student recipe: DistilRoBERTa-base, batch 128, lr 1e-4, cosine, 3 % warm-up, 2 epochs."""
+
     backbone: str = DEFAULT_BACKBONE
-    batch_size: int = 128
     per_device_batch_size: int = 128
-    learning_rate: float = 1e-4
-    warmup_ratio: float = 0.03
-    epochs: float = 2.0
-    max_steps: int = -1
     eval_fraction: float = 0.05
     max_length: int = 128
-    bf16: bool | None = None
     logging_steps: int = 50
     save_steps: int = 1000
-    seed: int = 0
 
 
 class _Encoded(torch.utils.data.Dataset):
@@ -96,7 +92,7 @@ def distill_student(
     A run killed mid-way resumes from the newest ``checkpoint-*`` in ``output_dir``;
     checkpoints are removed once the final model is saved.
     """
-    from transformers import AutoTokenizer, DataCollatorWithPadding, Trainer, TrainingArguments
+    from transformers import AutoTokenizer, DataCollatorWithPadding, Trainer
     from transformers.trainer_utils import get_last_checkpoint
 
     config = config or DistillConfig()
@@ -105,8 +101,6 @@ def distill_student(
         raise ValueError("texts and targets differ in length")
     if np.isnan(targets).any():
         raise ValueError("distillation targets contain NaN")
-    if config.batch_size % config.per_device_batch_size:
-        raise ValueError("batch_size must be a multiple of per_device_batch_size")
     output_dir = Path(output_dir)
     tokenizer = AutoTokenizer.from_pretrained(config.backbone, use_fast=True)
     model = ICCForConcreteness.from_pretrained(config.backbone, use_safetensors=True)
@@ -117,26 +111,11 @@ def distill_student(
     def subset(rows: np.ndarray) -> _Encoded:
         return _Encoded({k: [v[i] for i in rows] for k, v in encodings.items()}, targets[rows])
 
-    cuda = torch.cuda.is_available()
-    args = TrainingArguments(
-        output_dir=str(output_dir),
-        per_device_train_batch_size=config.per_device_batch_size,
+    args = config.training_arguments(
+        output_dir,
         per_device_eval_batch_size=config.per_device_batch_size,
-        gradient_accumulation_steps=config.batch_size // config.per_device_batch_size,
-        learning_rate=config.learning_rate,
-        lr_scheduler_type="cosine",
-        warmup_steps=config.warmup_ratio,
-        num_train_epochs=config.epochs,
-        max_steps=config.max_steps,
-        bf16=(cuda and torch.cuda.is_bf16_supported()) if config.bf16 is None else config.bf16,
         eval_strategy="epoch" if len(eval_rows) else "no",
-        save_strategy="steps",
-        save_steps=config.save_steps,
         save_total_limit=1,
-        logging_steps=config.logging_steps,
-        report_to="none",
-        seed=config.seed,
-        use_cpu=not cuda,
     )
     trainer = Trainer(
         model=model,

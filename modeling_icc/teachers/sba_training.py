@@ -10,6 +10,7 @@ import torch
 from transformers import PreTrainedTokenizerBase, Trainer, TrainingArguments
 from transformers.trainer_utils import get_last_checkpoint
 
+from ..training_recipe import TrainingRecipe
 from .modeling_sba import IGNORE_INDEX, SBAForCaptionReconstruction
 
 #: Caption tokens kept per training example (after the newline terminator is appended).
@@ -67,46 +68,18 @@ class _CaptionList(torch.utils.data.Dataset):
 
 
 @dataclass
-class SBATrainingConfig:
+class SBATrainingConfig(TrainingRecipe):
     """The paper's projector recipe: batch 128, lr 2e-3, cosine, 3 % warm-up, 2 epochs."""
 
-    batch_size: int = 128
-    per_device_batch_size: int = 16
     learning_rate: float = 2e-3
-    warmup_ratio: float = 0.03
-    epochs: float = 2.0
-    max_steps: int = -1
-    bf16: bool | None = None
     gradient_checkpointing: bool = False
-    save_steps: int = 500
-    logging_steps: int = 10
-    seed: int = 0
 
     def training_arguments(self, output_dir: str | os.PathLike) -> TrainingArguments:
-        if self.batch_size % self.per_device_batch_size:
-            raise ValueError("batch_size must be a multiple of per_device_batch_size")
-        cuda = torch.cuda.is_available()
-        bf16 = (cuda and torch.cuda.is_bf16_supported()) if self.bf16 is None else self.bf16
-        return TrainingArguments(
-            output_dir=str(output_dir),
-            per_device_train_batch_size=self.per_device_batch_size,
-            gradient_accumulation_steps=self.batch_size // self.per_device_batch_size,
-            learning_rate=self.learning_rate,
-            lr_scheduler_type="cosine",
-            warmup_steps=self.warmup_ratio,
-            num_train_epochs=self.epochs,
-            max_steps=self.max_steps,
-            bf16=bf16,
+        return super().training_arguments(
+            output_dir,
             activation_checkpointing=self.gradient_checkpointing,
-            save_strategy="steps",
-            save_steps=self.save_steps,
             save_total_limit=2,
-            logging_steps=self.logging_steps,
-            report_to="none",
             remove_unused_columns=False,
-            seed=self.seed,
-            use_cpu=not cuda,
-            disable_tqdm=None,
         )
 
 

@@ -317,3 +317,9 @@ def tiny_vba(directory: str | Path, seed: int = 0, **options):
         dtype=torch.float32,
         **options,
     )
+
+
+def use_one_cpu_thread() -> None:
+    """Tiny models are latency-bound: on a small shared CPU, two busy-waiting threads run them
+    up to 20x slower than one. Scripts call this in their ``--tiny`` mode."""
+    torch.set_num_threads(1)
