@@ -126,3 +126,10 @@ def test_unknown_settings_are_refused_with_their_path(tmp_path):
     (tmp_path / "bad.yaml").write_text("vba:\n  stepz: 3\n")
     with pytest.raises(UserInputError, match=r"bad.yaml.vba: unknown setting\(s\) stepz"):
         PipelineConfig.load(tmp_path / "bad.yaml")
+
+
+def test_a_missing_sba_is_explained(tmp_path):
+    config = _small_tiny_config(tmp_path)
+    config.sba.train = False
+    with pytest.raises(UserInputError, match="no trained SBA"):
+        run_pipeline(config, progress=False)

@@ -225,6 +225,11 @@ class PipelineRun:
         config = self.config
         shards = self.path(f"shards/{name}")
         options = dict(seed=config.seed, shard_size=config.shard_size, progress=self.progress)
+        if not (self.sba_dir / "config.json").is_file():
+            raise UserInputError(
+                f"no trained SBA in {self.sba_dir}: set sba.model to a directory written by train_sba.py, "
+                "or sba.train: true to train one first"
+            )
         sba = sba_teacher(config.sba, self.sba_dir, config.device, config.dtype)
         score_to_shards(sba, captions, shards / "sba", batch_size=config.sba.batch_size, **options)
         del sba

@@ -126,9 +126,9 @@ class SBAForCaptionReconstruction(SBAPreTrainedModel):
         dtype: torch.dtype | None = None,
         device: str | torch.device | None = None,
         local_files_only: bool | None = None,
-        **_ignored,
     ) -> SBAForCaptionReconstruction:
-        """Load a saved SBA: the components from their recorded ids (or the overrides), then its weights."""
+        """Load an SBA saved in a local directory: the components from their recorded ids (or the
+        ``text_model``/``lm`` overrides, e.g. after moving them), then its trainable weights."""
         directory = Path(pretrained_model_name_or_path)
         saved = SBAConfig.from_pretrained(directory)
         text_model = text_model or saved.text_model_name_or_path
@@ -156,8 +156,12 @@ class SBAForCaptionReconstruction(SBAPreTrainedModel):
     def trainable_state_dict(self) -> dict[str, torch.Tensor]:
         return {name: param.detach() for name, param in self.named_parameters() if param.requires_grad}
 
-    def save_pretrained(self, save_directory: str | os.PathLike, **_ignored) -> None:
-        """Write ``config.json`` and the trainable weights only (the frozen components are referenced)."""
+    def save_pretrained(self, save_directory: str | os.PathLike, **_trainer_options) -> None:
+        """Write ``config.json`` and the trainable weights only (the frozen components are referenced).
+
+        ``Trainer`` passes ``state_dict``/``is_main_process``; they do not apply to a
+        projector-only save and are ignored.
+        """
         directory = Path(save_directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.config.architectures = [type(self).__name__]
