@@ -7,23 +7,22 @@ from .config import PipelineConfig
 from .distill import DistillConfig, distill_student, distill_two_stage, read_provenance
 from .evaluation import evaluate_on_dev
 from .plots import plot_combination, plot_standardization
-from .runner import STEPS, PipelineRun, run_pipeline
+from .runner import PipelineRun, run_pipeline
 from .standardize import LengthStandardizer
-from .teacher_dataset import DATASET_SCHEMA, TEACHER_COLUMNS, load_teacher_dataset, read_dataset, write_dataset
+from .teacher_dataset import DATASET_SCHEMA, TEACHER_COLUMNS, dataset_files, read_dataset, write_dataset
 
 __all__ = [
     "DATASET_SCHEMA",
-    "STEPS",
     "TEACHER_COLUMNS",
     "DistillConfig",
     "LengthStandardizer",
     "PipelineConfig",
     "PipelineRun",
     "ScoreCombiner",
+    "dataset_files",
     "distill_student",
     "distill_two_stage",
     "evaluate_on_dev",
-    "load_teacher_dataset",
     "plot_combination",
     "plot_standardization",
     "read_dataset",

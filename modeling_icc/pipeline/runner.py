@@ -38,7 +38,6 @@ from .teacher_dataset import (
 )
 from .teachers_setup import sba_teacher, vba_teacher, with_tiny_components
 
-STEPS = ("sba_training", "teachers", "standardize", "combine", "dataset", "distill", "evaluate")
 ANNOTATION = "annotation"
 
 

@@ -125,10 +125,3 @@ def dataset_files(directory: str | os.PathLike) -> list[str]:
 
 def read_dataset(directory: str | os.PathLike) -> pa.Table:
     return pa.concat_tables([pq.read_table(path) for path in dataset_files(directory)])
-
-
-def load_teacher_dataset(directory: str | os.PathLike):
-    """The dataset as a ``datasets.Dataset`` (split ``train``)."""
-    from datasets import load_dataset
-
-    return load_dataset("parquet", data_files={"train": dataset_files(directory)}, split="train")
