@@ -125,3 +125,13 @@ def test_missing_local_directory_and_corrupt_checkpoint(tmp_path, tiny_student_d
     (broken / "model.safetensors").write_bytes(b"this is not a safetensors file")
     with pytest.raises((CheckpointError, ModelNotAvailableError), match="broken"):
         load_scorer(broken)
+
+
+def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatch):
+    import modeling_icc.neural_scorer as neural_scorer
+
+    scorer = load_scorer(tiny_student_dir, dtype="float32", batch_size=3)
+    texts = [f"{caption} {i}" for i, caption in enumerate(CAPTIONS * 6)]
+    whole = scorer.score(texts, raw=True)
+    monkeypatch.setattr(neural_scorer, "CHUNK_SIZE", 5)
+    np.testing.assert_allclose(scorer.score(texts, raw=True), whole, atol=1e-6)
