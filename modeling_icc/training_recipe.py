@@ -3,6 +3,7 @@ accumulation, cosine schedule with a warm-up ratio, bf16 on CUDA, periodic check
 
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass
 
@@ -47,3 +48,45 @@ class TrainingRecipe:
             use_cpu=not cuda,
         )
         return TrainingArguments(**{**values, **extra})
+
+
+DEFAULT = "default: %(default)s"
+
+
+def add_recipe_arguments(parser: argparse.ArgumentParser, defaults: TrainingRecipe) -> None:
+    """The recipe's command-line options, with ``defaults`` (e.g. the paper's) as defaults."""
+    group = parser.add_argument_group("training recipe")
+    group.add_argument(
+        "--batch-size",
+        type=int,
+        default=defaults.batch_size,
+        help="effective batch, via accumulation (default: %(default)s)",
+    )
+    group.add_argument("--per-device-batch-size", type=int, default=defaults.per_device_batch_size, help=DEFAULT)
+    group.add_argument("--lr", type=float, default=defaults.learning_rate, help=DEFAULT)
+    group.add_argument("--warmup-ratio", type=float, default=defaults.warmup_ratio, help=DEFAULT)
+    group.add_argument("--epochs", type=float, default=defaults.epochs, help=DEFAULT)
+    group.add_argument(
+        "--max-steps", type=int, default=defaults.max_steps, help="overrides --epochs when > 0 (default: %(default)s)"
+    )
+    group.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None, help="default: on with CUDA")
+    group.add_argument(
+        "--save-steps", type=int, default=defaults.save_steps, help="checkpoint interval (default: %(default)s)"
+    )
+    group.add_argument("--seed", type=int, default=defaults.seed, help=DEFAULT)
+
+
+def recipe_from_args(cls: type[TrainingRecipe], args: argparse.Namespace, **extra) -> TrainingRecipe:
+    """``cls`` (a :class:`TrainingRecipe` subclass) from the options of :func:`add_recipe_arguments`."""
+    return cls(
+        batch_size=args.batch_size,
+        per_device_batch_size=args.per_device_batch_size,
+        learning_rate=args.lr,
+        warmup_ratio=args.warmup_ratio,
+        epochs=args.epochs,
+        max_steps=args.max_steps,
+        bf16=args.bf16,
+        save_steps=args.save_steps,
+        seed=args.seed,
+        **extra,
+    )

@@ -25,6 +25,7 @@ from modeling_icc.caption_io import infer_format, read_table
 from modeling_icc.errors import UserInputError
 from modeling_icc.pipeline import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_dataset
 from modeling_icc.pipeline.distill import DEFAULT_BACKBONE
+from modeling_icc.training_recipe import add_recipe_arguments, recipe_from_args
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -36,15 +37,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--target-column", default="target")
     parser.add_argument("--output-dir", type=Path, required=True)
     parser.add_argument("--backbone", default=DEFAULT_BACKBONE, help="RoBERTa-family model id or path")
-    parser.add_argument("--batch-size", type=int, default=128)
-    parser.add_argument("--per-device-batch-size", type=int, default=128)
-    parser.add_argument("--lr", type=float, default=1e-4)
-    parser.add_argument("--warmup-ratio", type=float, default=0.03)
-    parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--max-steps", type=int, default=-1)
     parser.add_argument("--eval-fraction", type=float, default=0.05, help="held-out share for Pearson/Spearman")
-    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None, help="default: on with CUDA")
-    parser.add_argument("--seed", type=int, default=0)
+    add_recipe_arguments(parser, DistillConfig())
     parser.add_argument("--two-stage", action="store_true", help="needs --dataset and --combiner")
     parser.add_argument("--combiner", type=Path, help="combiner.json for --two-stage")
     return parser.parse_args(argv)
@@ -52,18 +46,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    config = DistillConfig(
-        backbone=args.backbone,
-        batch_size=args.batch_size,
-        per_device_batch_size=args.per_device_batch_size,
-        learning_rate=args.lr,
-        warmup_ratio=args.warmup_ratio,
-        epochs=args.epochs,
-        max_steps=args.max_steps,
-        eval_fraction=args.eval_fraction,
-        bf16=args.bf16,
-        seed=args.seed,
-    )
+    config = recipe_from_args(DistillConfig, args, backbone=args.backbone, eval_fraction=args.eval_fraction)
     if args.dataset:
         table = read_dataset(args.dataset)
         records = {name: table.column(name).to_pylist() for name in table.column_names}

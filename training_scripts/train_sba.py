@@ -20,6 +20,7 @@ from modeling_icc.errors import UserInputError
 from modeling_icc.shipped_data import data_path
 from modeling_icc.teachers import SBAForCaptionReconstruction, SBATrainingConfig, load_captions, train_sba
 from modeling_icc.teachers.configuration_sba import DEFAULT_LM, DEFAULT_TEXT_MODEL
+from modeling_icc.training_recipe import add_recipe_arguments, recipe_from_args
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -34,16 +35,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--bottleneck", choices=("pooled", "tokens"), default="pooled")
     parser.add_argument("--num-soft-tokens", type=int, default=1)
     parser.add_argument("--lora-r", type=int, default=0, help="LoRA rank on the LM (0 = off, as in the paper)")
-    parser.add_argument("--batch-size", type=int, default=128, help="effective batch (via accumulation)")
-    parser.add_argument("--per-device-batch-size", type=int, default=16)
-    parser.add_argument("--lr", type=float, default=2e-3)
-    parser.add_argument("--warmup-ratio", type=float, default=0.03)
-    parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--max-steps", type=int, default=-1)
-    parser.add_argument("--bf16", action=argparse.BooleanOptionalAction, default=None, help="default: on with CUDA")
     parser.add_argument("--gradient-checkpointing", action="store_true")
-    parser.add_argument("--save-steps", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
+    add_recipe_arguments(parser, SBATrainingConfig())
     parser.add_argument("--no-resume", action="store_true", help="ignore checkpoints in --output-dir")
     parser.add_argument("--tiny", action="store_true", help="tiny random CLIP text + Llama built offline")
     return parser.parse_args(argv)
@@ -68,18 +61,7 @@ def main(argv: list[str] | None = None) -> None:
     model = SBAForCaptionReconstruction.from_components(
         text_model, lm, bottleneck=args.bottleneck, num_soft_tokens=args.num_soft_tokens, lora_r=args.lora_r
     )
-    config = SBATrainingConfig(
-        batch_size=args.batch_size,
-        per_device_batch_size=args.per_device_batch_size,
-        learning_rate=args.lr,
-        warmup_ratio=args.warmup_ratio,
-        epochs=args.epochs,
-        max_steps=args.max_steps,
-        bf16=args.bf16,
-        gradient_checkpointing=args.gradient_checkpointing,
-        save_steps=args.save_steps,
-        seed=args.seed,
-    )
+    config = recipe_from_args(SBATrainingConfig, args, gradient_checkpointing=args.gradient_checkpointing)
     metrics = train_sba(model, captions.captions, args.output_dir, config, resume=not args.no_resume)
     print(f"trained on {len(captions)} captions; train_loss={metrics.get('train_loss', float('nan')):.4f}")
     print(f"saved the projector to {args.output_dir} (load with SBAForCaptionReconstruction.from_pretrained)")
