@@ -6,13 +6,7 @@ real code paths run on them: ``student`` (the ICC student and its tokenizer), ``
 causal LM and a text-to-image pipeline for the model-based baselines).
 """
 
-from .baselines import (
-    save_tiny_causal_lm,
-    save_tiny_clip,
-    save_tiny_text_to_image,
-    tiny_clip_tokenizer,
-    tiny_lm_tokenizer,
-)
+from .baselines import save_tiny_causal_lm, save_tiny_clip, save_tiny_text_to_image
 from .student import (
     ROBERTA_SPECIAL_TOKENS,
     distilroberta_config,
@@ -28,6 +22,8 @@ from .teachers import (
     save_tiny_sba_components,
     save_tiny_vba_components,
     tiny_blip2,
+    tiny_clip_tokenizer,
+    tiny_llama_tokenizer,
     tiny_sba,
     tiny_text_to_image,
     tiny_vba,
@@ -46,7 +42,7 @@ __all__ = [
     "save_tiny_vba_components",
     "tiny_blip2",
     "tiny_clip_tokenizer",
-    "tiny_lm_tokenizer",
+    "tiny_llama_tokenizer",
     "tiny_roberta_kwargs",
     "tiny_sba",
     "tiny_student",
