@@ -8,9 +8,16 @@ from huggingface_hub import DatasetCard, ModelCard
 
 from modeling_icc.cli.main import main
 from modeling_icc.errors import UserInputError
-from modeling_icc.publishing.cards import benchmark_dataset_card, model_card, size_category, teacher_dataset_card
+from modeling_icc.publishing.cards import (
+    TEACHER_SCORE_COLUMNS,
+    benchmark_dataset_card,
+    model_card,
+    size_category,
+    teacher_dataset_card,
+)
 from modeling_icc.publishing.results_schema import read_bench_results, read_provenance
-from modeling_icc.testing import write_teacher_scores_parquet
+from modeling_icc.publishing.upload import parquet_inputs
+from modeling_icc.testing import write_teacher_score_dataset
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"
 BENCH = FIXTURES / "bench_results.json"
@@ -28,6 +35,7 @@ def student_card() -> ModelCard:
         read_provenance(PROVENANCE),
         scorer=STUDENT,
         benchmark_dataset="test-org/icc-caption-concreteness",
+        teacher_dataset="test-org/icc-teacher-scores",
     )
 
 
@@ -56,7 +64,8 @@ def test_model_card_round_trips_and_holds_provenance_and_comparison(student_card
     path.write_text(str(student_card), encoding="utf-8")
     loaded = ModelCard.load(path, ignore_metadata_errors=False)
     data = loaded.data.to_dict()
-    assert data["base_model"] == "distilbert/distilroberta-base"
+    assert data["base_model"] == "distilroberta-base"
+    assert data["datasets"] == ["test-org/icc-teacher-scores", "test-org/icc-caption-concreteness"]
     assert data["license"] == "mit" and data["library_name"] == "transformers"
     assert data["model-index"][0]["name"] == "icc-distilroberta"
     text = loaded.text
@@ -64,8 +73,11 @@ def test_model_card_round_trips_and_holds_provenance_and_comparison(student_card
     assert "| **ICC student (ours)** | 303 | 0.611 [0.541, 0.672]" in text
     assert "| published ICC (scores as released) | 303 | 0.720 [0.667, 0.769]" in text
     assert "| Complexity & Action (CA) | 7579 | n/a | n/a | n/a |" in text
-    assert "118,000 training captions" in text and "2,000 held out" in text
+    assert "112,100 training captions, 5,900 held out, from 118,000 teacher-scored captions" in text
     assert "σ(1.31·VBA +0.87·SBA -1.02)" in text
+    assert "SBA: text_model `openai/clip-vit-large-patch14`, lm `meta-llama/Llama-2-7b-hf`" in text
+    assert "Held-out agreement with the target: Pearson 0.912, Spearman 0.905" in text
+    assert "learning_rate 0.0001" in text and "bf16" not in text
     assert 'load_scorer("test-org/icc-distilroberta")' in text
     assert "trust_remote_code=True" in text and "Limitations" in text
 
@@ -103,8 +115,11 @@ def test_reads_the_committed_icc_bench_results():
 
 def test_malformed_provenance_and_missing_files_are_clear(tmp_path):
     path = tmp_path / "provenance.json"
-    path.write_text(json.dumps({"base_model": "x", "teachers": {}, "data": {"name": "d"}}))
+    path.write_text(json.dumps({"backbone": "x", "n_captions": 3}))
     with pytest.raises(UserInputError, match="missing required field 'n_train'"):
+        read_provenance(path)
+    path.write_text(json.dumps({"backbone": "x", "n_train": 3, "combination": {"vba_weight": 1}}))
+    with pytest.raises(UserInputError, match="'combination' needs numbers"):
         read_provenance(path)
     path.write_text("{not json")
     with pytest.raises(UserInputError, match="not valid JSON"):
@@ -113,17 +128,31 @@ def test_malformed_provenance_and_missing_files_are_clear(tmp_path):
         read_bench_results(tmp_path / "absent.json")
 
 
-def test_teacher_dataset_card_reads_schema_and_size_from_parquet(tmp_path):
-    shards = [write_teacher_scores_parquet(tmp_path / f"s{i}.parquet", n_rows=30, seed=i) for i in range(2)]
-    card = teacher_dataset_card("test-org/icc-teacher-scores", shards, read_provenance(PROVENANCE))
+def test_provenance_is_read_from_a_student_folder(tmp_path):
+    (tmp_path / "icc_provenance.json").write_text(PROVENANCE.read_text())
+    provenance = read_provenance(tmp_path)
+    assert provenance.base_model == "distilroberta-base" and provenance.n_held_out == 5900
+    assert provenance.combination == {"vba_weight": 1.31, "sba_weight": 0.87, "intercept": -1.02}
+
+
+def test_teacher_dataset_card_reads_schema_size_and_teachers_from_parquet(tmp_path):
+    shards = parquet_inputs(write_teacher_score_dataset(tmp_path / "dataset", n_rows=60))
+    card = teacher_dataset_card("test-org/icc-teacher-scores", shards)
     data = card.data.to_dict()
     assert data["configs"] == [
         {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}
     ]
     assert data["size_categories"] == "n<1K" and data["license"] == "other"
     assert "## Schema (60 rows)" in card.text
-    assert "| `vba_similarity` | double | VBA raw similarity" in card.text
-    assert "stabilityai/stable-diffusion-2" in card.text
+    assert "| `vba_similarity` | double | VBA raw similarity: BERTScore F1 |" in card.text
+    assert "SBA: text_model `tiny-clip-text`, lm `tiny-llama`" in card.text  # from the sba_teacher column
+    assert "(not documented)" not in card.text
+
+
+def test_every_dataset_column_is_described():
+    from modeling_icc.pipeline.teacher_dataset import DATASET_SCHEMA
+
+    assert set(DATASET_SCHEMA.names) == set(TEACHER_SCORE_COLUMNS)
 
 
 def test_benchmark_dataset_card_describes_the_shipped_split():
@@ -150,14 +179,17 @@ def test_size_categories():
 
 
 def test_cli_writes_all_three_cards(tmp_path, capsys):
-    write_teacher_scores_parquet(tmp_path / "teacher" / "part-0.parquet")
+    write_teacher_score_dataset(tmp_path / "teacher")
     out = tmp_path / "cards"
     code = main(
         ["cards", "--namespace", "test-org", "--bench-results", str(BENCH), "--provenance", str(PROVENANCE),
          "--scorer", STUDENT, "--teacher-scores", str(tmp_path / "teacher"), "--output-dir", str(out)]
     )  # fmt: skip
     assert code == 0
-    assert ModelCard.load(out / "icc-distilroberta" / "README.md").data.eval_results
+    student = ModelCard.load(out / "icc-distilroberta" / "README.md")
+    # the fixture's teacher scores hold 40 dev-split captions: the caption rows become in-sample
+    assert {r.dataset_name for r in student.data.eval_results} == {"Word concreteness (Brysbaert unigrams, test)"}
+    assert "† trained on 40 of this benchmark's captions: an in-sample figure." in student.text
     assert DatasetCard.load(out / "icc-teacher-scores" / "README.md").data.pretty_name == "ICC teacher scores"
     assert DatasetCard.load(out / "icc-caption-concreteness" / "README.md").data.license == "mit"
     assert "wrote" in capsys.readouterr().err

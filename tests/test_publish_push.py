@@ -12,7 +12,7 @@ from modeling_icc import load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.errors import UserInputError
 from modeling_icc.publishing import upload
-from modeling_icc.testing import write_teacher_scores_parquet
+from modeling_icc.testing import write_teacher_score_dataset
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"
@@ -22,7 +22,7 @@ CAPTIONS = ["a man with a white shirt", "a great method of quantifying concreten
 @pytest.fixture(scope="module")
 def cards(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("cards")
-    teacher = write_teacher_scores_parquet(out / "teacher" / "scores.parquet")
+    teacher = write_teacher_score_dataset(out / "teacher")
     args = ["cards", "--namespace", "test-org", "--bench-results", str(FIXTURES / "bench_results.json"),
             "--provenance", str(FIXTURES / "provenance.json"), "--scorer", "runs/student",
             "--teacher-scores", str(teacher), "--output-dir", str(out)]  # fmt: skip
@@ -71,7 +71,7 @@ def test_model_card_without_results_is_refused(tiny_student_dir, tmp_path):
     card = tmp_path / "card.md"
     card.write_text("---\nlicense: mit\nlanguage: en\n---\n# no results\n")
     folder = upload.build_model_folder(tiny_student_dir, card, upload.prepare_output(tmp_path / "out"))
-    with pytest.raises(UserInputError, match="lacks library_name, pipeline_tag, base_model, model-index"):
+    with pytest.raises(UserInputError, match="lacks library_name, pipeline_tag, model-index"):
         upload.validate_folder(folder, "model")
 
 

@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ..errors import UserInputError
-from ..publishing.cards import benchmark_dataset_card, model_card, teacher_dataset_card
+from ..publishing.cards import benchmark_dataset_card, benchmark_overlap, model_card, teacher_dataset_card
 from ..publishing.results_schema import read_bench_results, read_provenance
 from ..publishing.upload import check_repo_id, parquet_inputs
 
@@ -20,9 +20,9 @@ BENCHMARK_DATASET_NAME = "icc-caption-concreteness"
 METRIC_NAME = "icc"
 
 EXAMPLES = f"""examples:
-  icc bench --scorers runs/student,lite,lexical,published --output-dir runs/bench
-  icc cards --namespace my-org --bench-results runs/bench/results.json --scorer runs/student \\
-      --provenance runs/student/provenance.json --teacher-scores runs/teacher_scores/
+  icc bench --scorers runs/paper/student,lite,lexical,published --output-dir runs/bench
+  icc cards --namespace my-org --bench-results runs/bench/results.json --scorer runs/paper/student \\
+      --provenance runs/paper/student --teacher-scores runs/paper/dataset
   icc cards --namespace my-org --bench-results benchmarks/results/quality_dev.json   # benchmark card only
 
 writes OUTPUT_DIR/{MODEL_NAME}/README.md (with --provenance; needs --bench-results),
@@ -42,7 +42,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("--namespace", required=True, help="Hub user or organization the repositories live under")
     parser.add_argument("--bench-results", help="results JSON written by `icc bench`")
-    parser.add_argument("--provenance", help="provenance JSON saved with the distilled student")
+    parser.add_argument(
+        "--provenance", help="the distilled student's folder, or its icc_provenance.json (written by the pipeline)"
+    )
     parser.add_argument("--teacher-scores", help="teacher-score parquet file or folder of shards")
     parser.add_argument(
         "--scorer",
@@ -65,6 +67,7 @@ def run(args: argparse.Namespace) -> int:
     }
     bench = read_bench_results(args.bench_results) if args.bench_results else None
     provenance = read_provenance(args.provenance) if args.provenance else None
+    teacher_files = parquet_inputs(args.teacher_scores) if args.teacher_scores else []
     output = Path(args.output_dir)
     written = []
     if provenance and not bench:
@@ -78,12 +81,20 @@ def run(args: argparse.Namespace) -> int:
             license=args.license,
             metric_repo_id=repo[METRIC_NAME],
             benchmark_dataset=repo[BENCHMARK_DATASET_NAME],
+            teacher_dataset=repo[TEACHER_DATASET_NAME] if provenance.teachers else None,
+            benchmark_overlap=benchmark_overlap(teacher_files) if teacher_files else 0,
         )
         written.append(write_card(str(card), output / MODEL_NAME))
+        if not card.data.eval_results:
+            print(
+                "icc: warning: the student has no held-out results, so model-index is empty and "
+                "`icc push --kind model` will refuse this card",
+                file=sys.stderr,
+            )
     if args.teacher_scores:
         card = teacher_dataset_card(
             repo[TEACHER_DATASET_NAME],
-            parquet_inputs(args.teacher_scores),
+            teacher_files,
             provenance,
             license=args.teacher_license,
             model_repo_id=repo[MODEL_NAME],

@@ -16,8 +16,8 @@ from ..loading import hub_reachable
 from ..publishing import upload
 
 EXAMPLES = """examples:
-  icc push --kind model --repo-id my-org/icc-distilroberta --model runs/student --dry-run outputs/push-model
-  icc push --kind dataset --repo-id my-org/icc-teacher-scores --data runs/teacher_scores/
+  icc push --kind model --repo-id my-org/icc-distilroberta --model runs/paper/student --dry-run outputs/push-model
+  icc push --kind dataset --repo-id my-org/icc-teacher-scores --data runs/paper/dataset
   icc push --kind dataset --repo-id my-org/icc-caption-concreteness --data benchmark
   icc push --kind space --repo-id my-org/icc-demo
   icc push --kind metric --repo-id my-org/icc        # then: evaluate.load("my-org/icc")

@@ -7,8 +7,10 @@ from the data itself. See :mod:`.results_schema` for the JSON fields used.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -26,22 +28,27 @@ CITATION = """@inproceedings{yanuka-etal-2024-icc,
     year = "2024",
     url = "https://aclanthology.org/2024.findings-acl.592/",
 }"""
-#: Descriptions of the teacher-score parquet columns named by the distillation issue (assumed names).
+#: Meaning of each column of the teacher-score dataset (``modeling_icc.pipeline.teacher_dataset.DATASET_SCHEMA``).
 TEACHER_SCORE_COLUMNS = {
-    "id": "row id, stable across shards",
+    "id": "caption id, stable across shards",
     "caption": "the caption text",
     "n_words": "caption length in words (the standardization bucket)",
-    "sba_reconstruction": "best of the SBA teacher's 5 reconstructions",
-    "sba_similarity": "SBA raw similarity: 1 - char Levenshtein / max length, best of 5",
-    "vba_caption": "best of the VBA teacher's 5 captions of the generated image",
-    "vba_similarity": "VBA raw similarity: BERTScore F1, best of 5",
-    "sba_standardized": "SBA similarity after per-length logit-normal standardization",
-    "vba_standardized": "VBA similarity after per-length logit-normal standardization",
-    "icc_target": "combined distillation target sigma(a*VBA + b*SBA + c)",
-    "sba_teacher": "SBA teacher model ids and versions",
-    "vba_teacher": "VBA teacher model ids and versions",
-    "seed": "per-caption generator seed (reruns reproduce the image)",
+    "sba_best": "the SBA teacher's best reconstruction of the caption (of 5 beams)",
+    "sba_similarity": "SBA raw similarity: 1 - character Levenshtein distance / max length",
+    "vba_best": "the VBA teacher's best BLIP-2 caption of the generated image (of 5)",
+    "vba_similarity": "VBA raw similarity: BERTScore F1",
+    "sba_teacher": "JSON provenance of the SBA teacher (model ids, settings, versions)",
+    "vba_teacher": "JSON provenance of the VBA teacher (model ids, settings, versions)",
+    "seed": "run seed (each caption's generator is seeded from it and the caption id)",
+    "sba_score": "SBA similarity after per-length logit-normal standardization, in (0, 1)",
+    "vba_score": "VBA similarity after per-length logit-normal standardization, in (0, 1)",
+    "target": "the distillation target sigma(a*vba_score + b*sba_score + c)",
 }
+#: Teacher provenance keys shown on cards (model ids and the settings that define the teacher).
+TEACHER_CARD_KEYS = (
+    "text_model", "lm", "bottleneck", "similarity",
+    "text_to_image", "scheduler", "num_inference_steps", "guidance_scale", "captioner", "prompt", "bertscore_model",
+)  # fmt: skip
 DEV_SPLIT_COLUMNS = {
     "sample_id": "LAION-400M sample id",
     "caption": "the web caption",
@@ -64,9 +71,26 @@ def model_card(
     license: str = "mit",
     metric_repo_id: str | None = None,
     benchmark_dataset: str | None = None,
+    teacher_dataset: str | None = None,
+    benchmark_overlap: int = 0,
 ) -> ModelCard:
-    """The student's card; ``scorer`` names its rows in the bench results (default: ``repo_id``)."""
+    """The student's card; ``scorer`` names its rows in the bench results (default: ``repo_id``).
+
+    ``benchmark_overlap`` (see :func:`benchmark_overlap`) counts benchmark captions the
+    student was trained on; when positive its caption-benchmark rows are marked in-sample.
+    """
     scorer = scorer or repo_id
+    if benchmark_overlap:
+        note = f"trained on {benchmark_overlap} of this benchmark's captions: an in-sample figure"
+        bench = replace(
+            bench,
+            rows=[
+                replace(row, in_sample=row.in_sample or note)
+                if row.is_scorer(scorer) and row.benchmark == CAPTION_BENCHMARK
+                else row
+                for row in bench.rows
+            ],
+        )
     own_rows = bench.for_scorer(scorer)
     if not own_rows:
         raise UserInputError(
@@ -80,8 +104,8 @@ def model_card(
         library_name="transformers",
         pipeline_tag="text-classification",
         tags=["icc", "image-captioning", "dataset-curation", "concreteness", "regression"],
-        base_model=provenance.base_model,
-        datasets=[name for name in (provenance.teacher_dataset, benchmark_dataset) if name] or None,
+        base_model=provenance.base_model if _is_hub_id(provenance.base_model) else None,
+        datasets=[name for name in (teacher_dataset, benchmark_dataset) if name] or None,
         metrics=sorted({HUB_METRIC_IDS[m] for row in own_rows for m in row.metrics if m in HUB_METRIC_IDS}),
         model_name=model_name,
         eval_results=eval_results(own_rows, bench, benchmark_dataset),
@@ -97,9 +121,25 @@ def model_card(
         results_tables=results_tables(bench, bench.rows, highlight=scorer),
         environment=_environment_line(bench.environment),
         provenance=provenance,
-        training=", ".join(f"{key} {value}" for key, value in provenance.training.items()),
+        teachers=teacher_lines(provenance.teachers),
+        teacher_dataset=teacher_dataset,
+        training=", ".join(f"{key} {value}" for key, value in provenance.training.items() if value is not None),
         citation=CITATION,
     )
+
+
+def _is_hub_id(name: str) -> bool:
+    """A Hub model id (``org/name`` or a legacy ``name``), not a local path."""
+    return not Path(name).expanduser().exists() and not name.startswith((".", "/", "~")) and name.count("/") <= 1
+
+
+def teacher_lines(teachers: dict[str, dict]) -> list[str]:
+    """``SBA: text_model `...`, lm `...``` per teacher, from its recorded provenance."""
+    lines = []
+    for name, settings in teachers.items():
+        shown = [f"{key} `{settings[key]}`" for key in TEACHER_CARD_KEYS if settings.get(key) is not None]
+        lines.append(f"{name.upper()}: " + ", ".join(shown or ["(no model ids recorded)"]))
+    return lines
 
 
 def eval_results(
@@ -192,6 +232,7 @@ def teacher_dataset_card(
         configs=[{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}],
     )
     columns = [(f.name, str(f.type), TEACHER_SCORE_COLUMNS.get(f.name, "(not documented)")) for f in schema]
+    teachers = provenance.teachers if provenance and provenance.teachers else _teachers_in(parquet_files[0])
     return DatasetCard.from_template(
         card_data,
         template_str=_template("teacher_dataset_card.md"),
@@ -200,11 +241,38 @@ def teacher_dataset_card(
         model_repo_id=model_repo_id,
         n_rows=n_rows,
         columns=columns,
-        provenance=provenance,
+        teachers=teacher_lines(teachers),
+        combination=provenance.combination if provenance else None,
         license=license,
         paper_url=PAPER_URL,
         citation=CITATION,
     )
+
+
+def benchmark_overlap(parquet_files: Sequence[str | os.PathLike]) -> int:
+    """How many captions of the teacher-score data are also in the caption benchmark's dev split."""
+    benchmark = {row["caption"] for row in dev_split()}
+    return sum(
+        sum(caption in benchmark for caption in pq.read_table(file, columns=["caption"]).column("caption").to_pylist())
+        for file in parquet_files
+    )
+
+
+def _teachers_in(parquet_file: str | os.PathLike) -> dict[str, dict]:
+    """Teacher provenance recorded in the dataset itself (the first row's JSON columns)."""
+    columns = [name for name in ("sba_teacher", "vba_teacher") if name in pq.read_schema(parquet_file).names]
+    if not columns:
+        return {}
+    first = pq.read_table(parquet_file, columns=columns).slice(0, 1).to_pylist()
+    teachers = {}
+    for column in columns:
+        try:
+            value = json.loads(first[0][column]) if first and first[0][column] else None
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, dict):
+            teachers[column.removesuffix("_teacher")] = value
+    return teachers
 
 
 def benchmark_dataset_card(repo_id: str, bench: BenchResults | None = None) -> DatasetCard:

@@ -18,18 +18,17 @@ Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.bench
                   "pearson": {"value": 0.74, "low": 0.69, "high": 0.79},   # value null = undefined
                   "spearman": {...}, "kendall": {...}}]}     # each optional
 
-Provenance (not written by the distillation pipeline yet; these names are this module's
-assumption)::
+Provenance: ``icc_provenance.json``, which ``modeling_icc.pipeline.distill`` writes next to
+every distilled student::
 
-    {"base_model": "distilbert/distilroberta-base",          # required
-     "data": {"name": "...", "n_train": 476000,              # required: name, n_train
-              "n_eval": 5000, "source": "..."},              # optional
-     "teachers": {"sba": {"text_encoder": "...", "language_model": "..."},
-                  "vba": {"text_to_image": "...", "captioner": "...", "similarity": "bertscore"}},  # required
-     "combination": {"a": 1.2, "b": 0.8, "c": -1.0},         # optional: sigma(a*VBA + b*SBA + c)
-     "training": {"epochs": 2, "batch_size": 128, "learning_rate": 1e-4,
-                  "warmup_ratio": 0.03, "lr_scheduler": "cosine", "loss": "mse"},   # optional
-     "teacher_dataset": "org/icc-teacher-scores"}            # optional Hub id of the teacher scores
+    {"backbone": "distilroberta-base",                       # required
+     "n_train": 112000, "n_held_out": 5900,                  # n_train required
+     "training": {"batch_size": 128, "learning_rate": 1e-4, ...},   # DistillConfig, optional
+     "held_out_metrics": {"pearson": 0.9, "spearman": 0.9, ...},    # optional
+     "teachers": {"sba": {"text_model": ..., "lm": ...}, "vba": {"text_to_image": ..., "captioner": ...}},
+     "combination": {"vba_weight": 1.3, "sba_weight": 0.9, "intercept": -1.0, ...},  # optional
+     "n_teacher_scored_captions": 118000, "two_stage": {...}, "target_column": "...",  # optional
+     "versions": {...}}                                      # optional
 """
 
 from __future__ import annotations
@@ -98,14 +97,14 @@ class BenchResults:
 @dataclass(frozen=True)
 class Provenance:
     base_model: str
-    data_name: str
     n_train: int
-    teachers: dict[str, dict[str, Any]]
-    n_eval: int | None = None
-    data_source: str | None = None
+    n_held_out: int | None = None
+    n_teacher_scored: int | None = None
+    teachers: dict[str, dict[str, Any]] = field(default_factory=dict)
     combination: dict[str, float] | None = None
     training: dict[str, Any] = field(default_factory=dict)
-    teacher_dataset: str | None = None
+    held_out_metrics: dict[str, float] = field(default_factory=dict)
+    two_stage: bool = False
 
 
 def _read_json(path: str | os.PathLike, what: str) -> dict:
@@ -174,24 +173,27 @@ def read_bench_results(path: str | os.PathLike) -> BenchResults:
 
 
 def read_provenance(path: str | os.PathLike) -> Provenance:
-    """The distillation provenance JSON (see the module docstring for the fields)."""
-    data = _read_json(path, "provenance")
+    """A student's provenance: the JSON file, or the student folder that holds ``icc_provenance.json``."""
+    from ..pipeline.distill import PROVENANCE_FILE
+
+    path = Path(path)
+    data = _read_json(path / PROVENANCE_FILE if path.is_dir() else path, "provenance")
     where = str(path)
-    dataset = _require(data, "data", dict, where)
-    teachers = _require(data, "teachers", dict, where)
     combination = data.get("combination")
-    if combination is not None and not all(isinstance(combination.get(k), (int, float)) for k in "abc"):
-        raise UserInputError(f"{where}: 'combination' needs numbers 'a', 'b' and 'c'")
+    weights = ("vba_weight", "sba_weight", "intercept")
+    if combination is not None and not all(isinstance(combination.get(k), (int, float)) for k in weights):
+        raise UserInputError(f"{where}: 'combination' needs numbers {', '.join(weights)}")
+    teachers = data.get("teachers") or {}
+    if not isinstance(teachers, dict) or not all(isinstance(value, dict) for value in teachers.values()):
+        raise UserInputError(f"{where}: 'teachers' must map teacher names to objects")
     return Provenance(
-        base_model=_require(data, "base_model", str, where),
-        data_name=_require(dataset, "name", str, f"{where}: data"),
-        n_train=_require(dataset, "n_train", int, f"{where}: data"),
-        teachers={
-            name: dict(value) if isinstance(value, dict) else {"model": value} for name, value in teachers.items()
-        },
-        n_eval=dataset.get("n_eval"),
-        data_source=dataset.get("source"),
-        combination={k: float(combination[k]) for k in "abc"} if combination else None,
+        base_model=_require(data, "backbone", str, where),
+        n_train=_require(data, "n_train", int, where),
+        n_held_out=data.get("n_held_out"),
+        n_teacher_scored=data.get("n_teacher_scored_captions"),
+        teachers=teachers,
+        combination={k: float(combination[k]) for k in weights} if combination else None,
         training=dict(data.get("training") or {}),
-        teacher_dataset=data.get("teacher_dataset"),
+        held_out_metrics={k: v for k, v in (data.get("held_out_metrics") or {}).items() if isinstance(v, float)},
+        two_stage=bool(data.get("two_stage")),
     )

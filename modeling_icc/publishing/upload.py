@@ -38,7 +38,7 @@ KINDS = ("model", "dataset", "space", "metric")
 REPO_TYPES = {"model": "model", "dataset": "dataset", "space": "space", "metric": "space"}
 #: Keys a card's YAML header must have, per kind.
 REQUIRED_CARD_KEYS = {
-    "model": ("license", "language", "library_name", "pipeline_tag", "base_model", "model-index"),
+    "model": ("license", "language", "library_name", "pipeline_tag", "model-index"),
     "dataset": ("license", "language", "pretty_name", "task_categories", "configs"),
     "space": ("title", "sdk", "sdk_version", "app_file"),
     "metric": ("title", "sdk", "sdk_version", "app_file", "tags"),
@@ -81,10 +81,12 @@ def _copy_card(card: str | os.PathLike, folder: Path) -> None:
 
 
 def build_model_folder(model_dir: str | os.PathLike, card: str | os.PathLike, folder: Path) -> Path:
-    """Re-save the student through our classes: safetensors, ``auto_map``, code, tokenizer, card.
+    """Re-save the student through our classes: safetensors, ``auto_map``, code, tokenizer, card,
+    and its ``icc_provenance.json``.
 
     Re-saving also converts published-format (``RobertaForSequenceClassification``)
-    checkpoints, so every upload has the same layout.
+    checkpoints, so every upload has the same layout, and leaves training leftovers such as
+    the pickled ``training_args.bin`` behind.
     """
     source = Path(model_dir)
     if not (source / "config.json").is_file():
@@ -97,8 +99,10 @@ def build_model_folder(model_dir: str | os.PathLike, card: str | os.PathLike, fo
     config = json.loads(config_path.read_text(encoding="utf-8"))
     config.setdefault("auto_map", {}).update(EXTRA_AUTO_MAP)
     config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    if (source / "provenance.json").is_file():
-        shutil.copyfile(source / "provenance.json", folder / "provenance.json")
+    from ..pipeline.distill import PROVENANCE_FILE
+
+    if (source / PROVENANCE_FILE).is_file():
+        shutil.copyfile(source / PROVENANCE_FILE, folder / PROVENANCE_FILE)
     _copy_card(card, folder)
     return folder
 

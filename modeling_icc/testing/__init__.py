@@ -1,19 +1,14 @@
 """Tiny random models and tokenizers, built offline, for tests, demos and CPU dry runs.
 
 Each submodule builds one family from configs in seconds with no download, so the
-real code paths run on them: ``student`` (the ICC student and its tokenizer), ``baselines``
-(CLIP, a causal LM and a text-to-image pipeline for the model-based baselines),
-``publishing`` (a teacher-score parquet for card and push tests).
+real code paths run on them: ``student`` (the ICC student and its tokenizer), ``teachers``
+(SBA, VBA and BERTScore components with offline tokenizers), ``baselines`` (CLIP, a
+causal LM and a text-to-image pipeline for the model-based baselines) and ``publishing``
+(a teacher-score parquet for card and push tests).
 """
 
-from .baselines import (
-    save_tiny_causal_lm,
-    save_tiny_clip,
-    save_tiny_text_to_image,
-    tiny_clip_tokenizer,
-    tiny_lm_tokenizer,
-)
-from .publishing import write_teacher_scores_parquet
+from .baselines import save_tiny_causal_lm, save_tiny_clip, save_tiny_text_to_image
+from .publishing import write_teacher_score_dataset
 from .student import (
     ROBERTA_SPECIAL_TOKENS,
     distilroberta_config,
@@ -24,20 +19,38 @@ from .student import (
     tiny_tokenizer,
     training_corpus,
 )
+from .teachers import (
+    save_tiny_bertscore_model,
+    save_tiny_sba_components,
+    save_tiny_vba_components,
+    tiny_blip2,
+    tiny_clip_tokenizer,
+    tiny_llama_tokenizer,
+    tiny_sba,
+    tiny_text_to_image,
+    tiny_vba,
+)
 
 __all__ = [
     "ROBERTA_SPECIAL_TOKENS",
     "distilroberta_config",
     "save_published_format_checkpoint",
+    "save_tiny_bertscore_model",
     "save_tiny_causal_lm",
     "save_tiny_clip",
+    "save_tiny_sba_components",
     "save_tiny_student",
     "save_tiny_text_to_image",
+    "save_tiny_vba_components",
+    "tiny_blip2",
     "tiny_clip_tokenizer",
-    "tiny_lm_tokenizer",
+    "tiny_llama_tokenizer",
     "tiny_roberta_kwargs",
+    "tiny_sba",
     "tiny_student",
+    "tiny_text_to_image",
     "tiny_tokenizer",
+    "tiny_vba",
     "training_corpus",
-    "write_teacher_scores_parquet",
+    "write_teacher_score_dataset",
 ]
