@@ -31,6 +31,11 @@ class KeepRule:
         if self.top_k is not None and self.top_k < 0:
             raise UserInputError(f"top_k must be >= 0, got {self.top_k}")
 
+    @property
+    def is_ranking(self) -> bool:
+        """Top-k and top-fraction compare each row with all others, so they need every score first."""
+        return self.threshold is None
+
     def describe(self) -> str:
         if self.threshold is not None:
             return f"score >= {self.threshold:g}"
