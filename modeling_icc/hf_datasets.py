@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,16 +28,14 @@ from tqdm.auto import tqdm
 
 from .columns import AGGREGATES, aggregate, aggregate_column, is_nested, scored_columns, to_float_array, to_pylist
 from .errors import UserInputError
+from .filter_plan import RAW_SCORE_COLUMN, FilterPlan, Level, float_rows, require_columns
 from .selection import KeepRule, keep_mask
 from .workers import ModelSpec, cached_scorer, device_for_rank, threads_per_worker
 
 #: Rows per ``map`` call: large enough for length-sorted batching inside the scorer to pay off.
 DEFAULT_BATCH_SIZE = 4096
-#: Temporary column with unclipped scores, used to rank rows clipped to the same score.
-_RAW_COLUMN = "__icc_raw_score"
 
 AnyDataset = Dataset | IterableDataset
-Level = Literal["row", "node"]
 
 
 @dataclass(frozen=True)
@@ -211,7 +209,10 @@ def filter_by_icc(
     rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
     _check_dataset(dataset)
     dataset, restore_format = _without_format(dataset)
-    plan = _FilterPlan.make(dataset, rule, column, score_column, level, aggregate, node_columns, clip, clip_column)
+    names = dataset.column_names
+    has_scores = score_column in (names or ())
+    nested = _column_is_nested(dataset, score_column if has_scores else column)
+    plan = FilterPlan.make(names, nested, rule, column, score_column, level, aggregate, node_columns, clip, clip_column)
 
     def scores(data: AnyDataset, raw_column: str | None) -> AnyDataset:
         return _add_scores(
@@ -238,120 +239,21 @@ def filter_by_icc(
         )
     scored = dataset if plan.has_scores else scores(dataset, None)
     if plan.level == "node":
-        scored = scored.map(plan.node_filter(), batched=True, batch_size=batch_size)
+        scored = scored.map(
+            _NodeFilter(plan.column, plan.score_column, plan.rule, plan.node_columns),
+            batched=True,
+            batch_size=batch_size,
+        )
     if plan.row_rule is not None or plan.clip is not None:
-        scored = scored.filter(plan.row_filter(), batched=True, batch_size=batch_size)
+        scored = scored.filter(_RowFilter(plan), batched=True, batch_size=batch_size)
     return restore_format(scored)
-
-
-@dataclass(frozen=True)
-class _FilterPlan:
-    """What a filter call reads and decides, validated once against the dataset's columns."""
-
-    rule: KeepRule
-    column: str
-    score_column: str
-    nested: bool
-    has_scores: bool
-    level: Level
-    aggregate: str | None
-    node_columns: tuple[str, ...]
-    clip: KeepRule | None
-    clip_column: str
-
-    @classmethod
-    def make(
-        cls,
-        dataset: AnyDataset,
-        rule: KeepRule,
-        column: str,
-        score_column: str,
-        level: str,
-        how: str | None,
-        node_columns: Sequence[str],
-        clip: KeepRule | None,
-        clip_column: str,
-    ) -> _FilterPlan:
-        if level not in ("row", "node"):
-            raise UserInputError(f"level must be 'row' or 'node', got {level!r}")
-        has_scores = score_column in (dataset.column_names or ())
-        _require_columns(dataset, [score_column if has_scores else column])
-        if clip is not None:
-            _require_columns(dataset, [clip_column])
-        nested = _column_is_nested(dataset, score_column if has_scores else column)
-        if nested and level == "row" and how is None:
-            raise UserInputError(
-                f"column {column!r} holds a list of captions per row: pass aggregate='min', 'mean' or 'max' "
-                "to keep whole rows, or level='node' to keep individual node captions"
-            )
-        if how is not None and how not in AGGREGATES:
-            raise UserInputError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {how!r}")
-        if level == "node":
-            if not nested:
-                raise UserInputError(f"level='node' needs a column with a list of captions per row; {column!r} is not")
-            _require_columns(dataset, [column, *node_columns])
-        elif node_columns:
-            raise UserInputError("node_columns only apply with level='node'")
-        return cls(rule, column, score_column, nested, has_scores, level, how, tuple(node_columns), clip, clip_column)
-
-    @property
-    def row_rule(self) -> KeepRule | None:
-        return self.rule if self.level == "row" else None
-
-    @property
-    def needs_all_rows(self) -> bool:
-        """Whether some rule ranks rows against each other (top-k / top-fraction)."""
-        return any(rule is not None and rule.is_ranking for rule in (self.row_rule, self.clip))
-
-    @property
-    def raw_column(self) -> str | None:
-        """Unclipped scores are kept while ranking flat scores we compute ourselves."""
-        ranks = self.row_rule is not None and self.row_rule.is_ranking
-        return _RAW_COLUMN if ranks and not self.nested and not self.has_scores else None
-
-    @property
-    def mask_columns(self) -> set[str]:
-        """Columns :meth:`mask` may read."""
-        names = {_RAW_COLUMN}
-        if self.clip is not None:
-            names.add(self.clip_column)
-        if self.row_rule is not None:
-            names.add(self.score_column)
-            if self.aggregate is not None:
-                names.add(aggregate_column(self.score_column, self.aggregate))
-        return names
-
-    def row_values(self, columns: Mapping[str, Any]) -> np.ndarray:
-        """What the row rule compares: the score, or a nested row's aggregate."""
-        if not self.nested:
-            return to_float_array(columns[self.score_column])
-        name = aggregate_column(self.score_column, self.aggregate)
-        if name in columns:
-            return to_float_array(columns[name])
-        return aggregate(_float_rows(columns[self.score_column]), self.aggregate)
-
-    def mask(self, columns: Mapping[str, Any], n_rows: int) -> np.ndarray:
-        """Rows passing the row rule and the CLIP rule, over everything in ``columns``."""
-        mask = np.ones(n_rows, dtype=bool)
-        if self.row_rule is not None:
-            ranking = to_float_array(columns[_RAW_COLUMN]) if _RAW_COLUMN in columns else None
-            mask &= keep_mask(self.row_values(columns), self.row_rule, ranking=ranking)
-        if self.clip is not None:
-            mask &= keep_mask(to_float_array(columns[self.clip_column]), self.clip)
-        return mask
-
-    def row_filter(self) -> _RowFilter:
-        return _RowFilter(self)
-
-    def node_filter(self) -> _NodeFilter:
-        return _NodeFilter(self.column, self.score_column, self.rule, self.node_columns)
 
 
 @dataclass(frozen=True)
 class _RowFilter:
     """Batched ``filter`` function for rules that decide row by row (thresholds)."""
 
-    plan: _FilterPlan
+    plan: FilterPlan
 
     def __call__(self, batch: Mapping[str, Any]) -> list[bool]:
         n_rows = len(next(iter(batch.values()))) if batch else 0
@@ -371,7 +273,7 @@ class _NodeFilter:
         names = (self.column, self.score_column, *self.node_columns)
         lists = {name: to_pylist(batch[name]) for name in names}
         out: dict[str, list] = {name: [] for name in names}
-        for index, row_scores in enumerate(_float_rows(lists[self.score_column])):
+        for index, row_scores in enumerate(float_rows(lists[self.score_column])):
             if row_scores is None:
                 for name in names:
                     out[name].append(lists[name][index])
@@ -385,7 +287,7 @@ class _NodeFilter:
                         f"(a row has {0 if row is None else len(row)} items for {len(row_scores)} captions)"
                     )
                 out[name].append([row[position] for position in keep])
-        kept_scores = _float_rows(out[self.score_column])
+        kept_scores = float_rows(out[self.score_column])
         for how in AGGREGATES:
             if aggregate_column(self.score_column, how) in batch:
                 out[aggregate_column(self.score_column, how)] = aggregate(kept_scores, how)
@@ -422,22 +324,27 @@ def _check_positions(indices: Sequence[int], n_rows: int) -> None:
         )
 
 
-def _filter_dataset(dataset: Dataset, plan: _FilterPlan, scores, batch_size: int) -> Dataset:
+def _filter_dataset(dataset: Dataset, plan: FilterPlan, scores, batch_size: int) -> Dataset:
     scored = dataset if plan.has_scores else scores(dataset, plan.raw_column)
     if plan.level == "node":
-        scored = scored.map(plan.node_filter(), batched=True, batch_size=batch_size, desc="icc node filter")
+        scored = scored.map(
+            _NodeFilter(plan.column, plan.score_column, plan.rule, plan.node_columns),
+            batched=True,
+            batch_size=batch_size,
+            desc="icc node filter",
+        )
     arrow = scored.with_format("arrow")
     mask = plan.mask({name: arrow[name] for name in scored.column_names if name in plan.mask_columns}, len(scored))
     if not mask.all():
         scored = scored.select(np.flatnonzero(mask))
-    if _RAW_COLUMN in scored.column_names:
-        scored = scored.remove_columns(_RAW_COLUMN)
+    if RAW_SCORE_COLUMN in scored.column_names:
+        scored = scored.remove_columns(RAW_SCORE_COLUMN)
     return scored
 
 
 def _filter_stream_two_passes(
     dataset: IterableDataset,
-    plan: _FilterPlan,
+    plan: FilterPlan,
     model: ModelSpec,
     device: str | torch.device | None,
     dtype: str | torch.dtype | None,
@@ -476,9 +383,13 @@ def _filter_stream_two_passes(
             _AttachByPosition(produced), with_indices=True, batched=True, batch_size=batch_size, features=features
         )
     if plan.level == "node":
-        streamed = streamed.map(plan.node_filter(), batched=True, batch_size=batch_size)
+        streamed = streamed.map(
+            _NodeFilter(plan.column, plan.score_column, plan.rule, plan.node_columns),
+            batched=True,
+            batch_size=batch_size,
+        )
     streamed = streamed.filter(_KeepPositions(mask), with_indices=True, batched=True, batch_size=batch_size)
-    return streamed.remove_columns(_RAW_COLUMN) if plan.raw_column else streamed
+    return streamed.remove_columns(RAW_SCORE_COLUMN) if plan.raw_column else streamed
 
 
 def _concat(parts: list[Any]) -> Any:
@@ -487,10 +398,6 @@ def _concat(parts: list[Any]) -> Any:
     if is_nested(rows):
         return rows
     return to_float_array(rows)
-
-
-def _float_rows(values: Any) -> list[np.ndarray | None]:
-    return [None if row is None else np.asarray(row, dtype=np.float64) for row in to_pylist(values)]
 
 
 def _without_format(dataset: AnyDataset) -> tuple[AnyDataset, Callable[[AnyDataset], AnyDataset]]:
@@ -532,12 +439,7 @@ def _check_dataset(dataset: object) -> None:
 
 
 def _require_columns(dataset: AnyDataset, names: Sequence[str]) -> None:
-    available = dataset.column_names
-    if available is None:
-        return
-    missing = [name for name in names if name not in available]
-    if missing:
-        raise UserInputError(f"no column {missing[0]!r}; available columns: {', '.join(available) or '(none)'}")
+    require_columns(dataset.column_names, names)
 
 
 def _column_is_nested(dataset: AnyDataset, column: str) -> bool:
