@@ -233,3 +233,38 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
     assert {e["device"] for e in events if e["event"] == "gpu"} == {"cuda:0", "cuda:1"}
     loads = [e["pid"] for e in events if e["event"] == "load"]
     assert sorted(loads) == sorted(ranks_by_pid) and all(e["device"] == "cpu" for e in events if e["event"] == "load")
+
+
+def test_gbc_graphs_flatten_to_aligned_node_columns_and_filter():
+    from modeling_icc.gbc import add_gbc_node_captions
+
+    def vertex(vertex_id, label, *texts):
+        return {"vertex_id": vertex_id, "label": label, "descs": [{"text": t, "label": "short"} for t in texts]}
+
+    graph = [
+        vertex("", "image", "a red car parked on a street", "the essence of speed"),
+        vertex("car", "entity", "a shiny red car"),
+        vertex("car|street", "relation", "the car is on the street"),
+    ]
+    data = datasets.Dataset.from_dict({"img_url": ["u0", "u1"], "vertices": [graph, []]})
+    flat = add_gbc_node_captions(data)
+    first = flat[0]
+    assert first["node_captions"] == [
+        "a red car parked on a street",
+        "the essence of speed",
+        "a shiny red car",
+        "the car is on the street",
+    ]
+    assert first["node_vertex_ids"] == ["", "", "car", "car|street"]
+    assert first["node_labels"] == ["image", "image", "entity", "relation"]
+    kept = filter_by_icc(
+        flat,
+        column="node_captions",
+        level="node",
+        threshold=0.6,
+        node_columns=["node_vertex_ids", "node_labels"],
+        model="lite",
+    )[0]
+    scores = LITE.score(first["node_captions"])
+    assert kept["node_labels"] == [label for label, s in zip(first["node_labels"], scores, strict=True) if s >= 0.6]
+    assert "the essence of speed" not in kept["node_captions"]

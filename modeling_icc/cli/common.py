@@ -107,8 +107,8 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
     )
     summary = run_shard_job(job, scorer=scorer)
     lines = [
-        f"{summary['shards']} shards, {summary['rows']} rows scored with {summary['model']}"
-        + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
+        f"{summary['shards']} shard{'s' * (summary['shards'] != 1)}, {summary['rows']} rows scored with "
+        f"{summary['model']}" + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
         f"NaN (blank or non-text captions): {summary['nan']}",
     ]
     if "datacomp_subset" in summary:
