@@ -79,6 +79,59 @@ class _ScoreBatch:
         return features
 
 
+@dataclass(frozen=True)
+class _Scoring:
+    """How to score: the model and where it runs, and how ``map`` batches rows for it."""
+
+    model: ModelSpec
+    device: str | torch.device | None
+    dtype: str | torch.dtype | None
+    model_batch_size: int | None
+    batch_size: int
+    num_proc: int | None
+
+    def batch_function(
+        self, output_column: str, nested: bool, raw_column: str | None, aggregates: Sequence[str]
+    ) -> _ScoreBatch:
+        unknown = [how for how in aggregates if how not in AGGREGATES]
+        if unknown:
+            raise UserInputError(f"aggregates must be among {', '.join(AGGREGATES)}, got {unknown[0]!r}")
+        return _ScoreBatch(
+            self.model,
+            self.device,
+            self.dtype,
+            self.model_batch_size,
+            output_column,
+            nested,
+            raw_column=raw_column,
+            aggregates=tuple(aggregates) if nested else (),
+            num_proc=self.num_proc,
+        )
+
+    def add(
+        self, dataset: AnyDataset, column: str, output_column: str, aggregates: Sequence[str], raw_column: str | None
+    ) -> AnyDataset:
+        """``dataset`` (unformatted) with the score columns added by batched ``map``."""
+        if self.num_proc is not None and isinstance(dataset, IterableDataset):
+            raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
+        function = self.batch_function(output_column, _column_is_nested(dataset, column), raw_column, aggregates)
+        features = function.features(dataset.features)
+        if isinstance(dataset, IterableDataset):
+            return dataset.map(
+                function, batched=True, batch_size=self.batch_size, input_columns=[column], features=features
+            )
+        return dataset.map(
+            function,
+            batched=True,
+            batch_size=self.batch_size,
+            input_columns=[column],
+            with_rank=True,
+            num_proc=self.num_proc,
+            features=features,
+            desc="icc scores",
+        )
+
+
 def add_icc_scores(
     dataset: AnyDataset,
     column: str = "caption",
@@ -106,68 +159,10 @@ def add_icc_scores(
     ``IterableDataset`` is scored lazily as it is iterated.
     """
     _check_dataset(dataset)
-    _require_columns(dataset, [column])
+    require_columns(dataset.column_names, [column])
+    scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
     plain, restore_format = _without_format(dataset)
-    return restore_format(
-        _add_scores(
-            plain,
-            column,
-            model,
-            batch_size,
-            output_column,
-            device,
-            dtype,
-            model_batch_size,
-            aggregates,
-            num_proc,
-            raw_column,
-        )
-    )
-
-
-def _add_scores(
-    dataset: AnyDataset,
-    column: str,
-    model: ModelSpec,
-    batch_size: int,
-    output_column: str,
-    device: str | torch.device | None,
-    dtype: str | torch.dtype | None,
-    model_batch_size: int | None,
-    aggregates: Sequence[str],
-    num_proc: int | None,
-    raw_column: str | None,
-) -> AnyDataset:
-    if num_proc is not None and isinstance(dataset, IterableDataset):
-        raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
-    nested = _column_is_nested(dataset, column)
-    unknown = [how for how in aggregates if how not in AGGREGATES]
-    if unknown:
-        raise UserInputError(f"aggregates must be among {', '.join(AGGREGATES)}, got {unknown[0]!r}")
-    function = _ScoreBatch(
-        model,
-        device,
-        dtype,
-        model_batch_size,
-        output_column,
-        nested,
-        raw_column=raw_column,
-        aggregates=tuple(aggregates) if nested else (),
-        num_proc=num_proc,
-    )
-    features = function.features(dataset.features)
-    if isinstance(dataset, IterableDataset):
-        return dataset.map(function, batched=True, batch_size=batch_size, input_columns=[column], features=features)
-    return dataset.map(
-        function,
-        batched=True,
-        batch_size=batch_size,
-        input_columns=[column],
-        with_rank=True,
-        num_proc=num_proc,
-        features=features,
-        desc="icc scores",
-    )
+    return restore_format(scoring.add(plain, column, output_column, aggregates, raw_column))
 
 
 def filter_by_icc(
@@ -208,42 +203,21 @@ def filter_by_icc(
     """
     rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
     _check_dataset(dataset)
+    scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
     dataset, restore_format = _without_format(dataset)
     names = dataset.column_names
     has_scores = score_column in (names or ())
     nested = _column_is_nested(dataset, score_column if has_scores else column)
     plan = FilterPlan.make(names, nested, rule, column, score_column, level, aggregate, node_columns, clip, clip_column)
-
-    def scores(data: AnyDataset, raw_column: str | None) -> AnyDataset:
-        return _add_scores(
-            data,
-            column,
-            model,
-            batch_size,
-            score_column,
-            device,
-            dtype,
-            model_batch_size,
-            AGGREGATES,
-            num_proc,
-            raw_column,
-        )
-
     if isinstance(dataset, Dataset):
-        return restore_format(_filter_dataset(dataset, plan, scores, batch_size))
+        return restore_format(_filter_dataset(dataset, plan, scoring))
     if num_proc is not None:
         raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
     if plan.needs_all_rows:
-        return restore_format(
-            _filter_stream_two_passes(dataset, plan, model, device, dtype, model_batch_size, batch_size)
-        )
-    scored = dataset if plan.has_scores else scores(dataset, None)
+        return restore_format(_filter_stream_two_passes(dataset, plan, scoring))
+    scored = dataset if plan.has_scores else scoring.add(dataset, column, score_column, AGGREGATES, None)
     if plan.level == "node":
-        scored = scored.map(
-            _NodeFilter(plan.column, plan.score_column, plan.rule, plan.node_columns),
-            batched=True,
-            batch_size=batch_size,
-        )
+        scored = scored.map(_NodeFilter(plan), batched=True, batch_size=batch_size)
     if plan.row_rule is not None or plan.clip is not None:
         scored = scored.filter(_RowFilter(plan), batched=True, batch_size=batch_size)
     return restore_format(scored)
@@ -264,33 +238,31 @@ class _RowFilter:
 class _NodeFilter:
     """Batched ``map`` function keeping, within each row, the node captions that pass the rule."""
 
-    column: str
-    score_column: str
-    rule: KeepRule
-    node_columns: tuple[str, ...]
+    plan: FilterPlan
 
     def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        names = (self.column, self.score_column, *self.node_columns)
+        column, score_column = self.plan.column, self.plan.score_column
+        names = (column, score_column, *self.plan.node_columns)
         lists = {name: to_pylist(batch[name]) for name in names}
         out: dict[str, list] = {name: [] for name in names}
-        for index, row_scores in enumerate(float_rows(lists[self.score_column])):
+        for index, row_scores in enumerate(float_rows(lists[score_column])):
             if row_scores is None:
                 for name in names:
                     out[name].append(lists[name][index])
                 continue
-            keep = np.flatnonzero(keep_mask(row_scores, self.rule))
+            keep = np.flatnonzero(keep_mask(row_scores, self.plan.rule))
             for name in names:
                 row = lists[name][index]
                 if row is None or len(row) != len(row_scores):
                     raise UserInputError(
-                        f"column {name!r} must hold one item per caption of {self.column!r} "
+                        f"column {name!r} must hold one item per caption of {column!r} "
                         f"(a row has {0 if row is None else len(row)} items for {len(row_scores)} captions)"
                     )
                 out[name].append([row[position] for position in keep])
-        kept_scores = float_rows(out[self.score_column])
+        kept_scores = float_rows(out[score_column])
         for how in AGGREGATES:
-            if aggregate_column(self.score_column, how) in batch:
-                out[aggregate_column(self.score_column, how)] = aggregate(kept_scores, how)
+            if aggregate_column(score_column, how) in batch:
+                out[aggregate_column(score_column, how)] = aggregate(kept_scores, how)
         return out
 
 
@@ -324,15 +296,12 @@ def _check_positions(indices: Sequence[int], n_rows: int) -> None:
         )
 
 
-def _filter_dataset(dataset: Dataset, plan: FilterPlan, scores, batch_size: int) -> Dataset:
-    scored = dataset if plan.has_scores else scores(dataset, plan.raw_column)
+def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Dataset:
+    scored = dataset
+    if not plan.has_scores:
+        scored = scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, plan.raw_column)
     if plan.level == "node":
-        scored = scored.map(
-            _NodeFilter(plan.column, plan.score_column, plan.rule, plan.node_columns),
-            batched=True,
-            batch_size=batch_size,
-            desc="icc node filter",
-        )
+        scored = scored.map(_NodeFilter(plan), batched=True, batch_size=scoring.batch_size, desc="icc node filter")
     arrow = scored.with_format("arrow")
     mask = plan.mask({name: arrow[name] for name in scored.column_names if name in plan.mask_columns}, len(scored))
     if not mask.all():
@@ -342,22 +311,12 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scores, batch_size: int)
     return scored
 
 
-def _filter_stream_two_passes(
-    dataset: IterableDataset,
-    plan: FilterPlan,
-    model: ModelSpec,
-    device: str | torch.device | None,
-    dtype: str | torch.dtype | None,
-    model_batch_size: int | None,
-    batch_size: int,
-) -> IterableDataset:
+def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scoring: _Scoring) -> IterableDataset:
     """Pass 1 scores (or reads) and ranks the whole stream; the returned stream attaches and keeps by position."""
+    batch_size = scoring.batch_size
     score = None
     if not plan.has_scores:
-        aggregates = AGGREGATES if plan.nested else ()
-        score = _ScoreBatch(
-            model, device, dtype, model_batch_size, plan.score_column, plan.nested, plan.raw_column, aggregates
-        )
+        score = scoring.batch_function(plan.score_column, plan.nested, plan.raw_column, AGGREGATES)
     wanted = plan.mask_columns | ({plan.column} if score is not None else set())
     read = [name for name in dataset.column_names or [plan.column, plan.clip_column] if name in wanted]
     produced: dict[str, list] = {}
@@ -383,11 +342,7 @@ def _filter_stream_two_passes(
             _AttachByPosition(produced), with_indices=True, batched=True, batch_size=batch_size, features=features
         )
     if plan.level == "node":
-        streamed = streamed.map(
-            _NodeFilter(plan.column, plan.score_column, plan.rule, plan.node_columns),
-            batched=True,
-            batch_size=batch_size,
-        )
+        streamed = streamed.map(_NodeFilter(plan), batched=True, batch_size=batch_size)
     streamed = streamed.filter(_KeepPositions(mask), with_indices=True, batched=True, batch_size=batch_size)
     return streamed.remove_columns(RAW_SCORE_COLUMN) if plan.raw_column else streamed
 
@@ -436,10 +391,6 @@ def _check_dataset(dataset: object) -> None:
             f"expected a datasets.Dataset or IterableDataset, got {type(dataset).__name__} "
             "(for a DatasetDict, call this on each split)"
         )
-
-
-def _require_columns(dataset: AnyDataset, names: Sequence[str]) -> None:
-    require_columns(dataset.column_names, names)
 
 
 def _column_is_nested(dataset: AnyDataset, column: str) -> bool:
