@@ -50,17 +50,21 @@ def load_scorer(
     *,
     max_batch_tokens: int | None = None,
     progress: bool | None = None,
+    compile: bool = False,
 ) -> ConcretenessScorer:
     """Load a concreteness scorer.
 
     ``name_or_path``: a Hub id (default: the published ``moranyanuka/icc``), a local
     directory with a saved student (ours or the published RoBERTa format), or
     ``"lite"`` for the embedded zero-download model. ``device`` defaults to CUDA
-    when present; ``dtype`` to bf16 on GPUs and fp32 on CPUs. Weights are read
-    from safetensors only.
+    when present; ``dtype`` to bf16 on GPUs and on CPUs with native bf16 (AMX,
+    AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``). Weights are read
+    from safetensors only. ``compile=True`` runs the model through ``torch.compile``
+    (dynamic shapes, frozen weights): slower to start (about a minute), faster on
+    long jobs (1.6x measured on this project's 2-core CPU in bf16).
     """
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
-    if name == LITE_MODEL_ID:
+    if name == LITE_MODEL_ID:  # device, dtype and batching do not apply to the pure-Python model
         return LiteScorer()
     resolved_device = resolve_device(device)
     resolved_dtype = resolve_dtype(dtype, resolved_device)
@@ -84,6 +88,7 @@ def load_scorer(
         batch_size=batch_size,
         max_batch_tokens=max_batch_tokens,
         progress=progress,
+        compile=compile,
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, prepare_texts, scatter
 
 
@@ -32,6 +33,21 @@ class ConcretenessScorer(ABC):
         if not raw:
             values = np.clip(values, 0.0, 1.0)
         return scatter(values, mask)
+
+    def explain(self, text: str) -> Explanation:
+        """Why ``text`` scores as it does: ``(word, contribution)`` pairs, see :class:`Explanation`.
+
+        The default is occlusion (each word removed in turn, all variants scored in
+        one batch); the lite model overrides it with its exact linear decomposition.
+        """
+        return self.explain_many([text])[0]
+
+    def explain_many(self, texts: list[str]) -> list[Explanation]:
+        """Explanations of several captions, batched together."""
+        for index, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")
+        return occlusion_explanations(self, list(texts))
 
     @abstractmethod
     def _score_valid(self, texts: list[str]) -> np.ndarray:

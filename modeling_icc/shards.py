@@ -71,6 +71,7 @@ class ShardJob:
     device: str | None = None
     dtype: str | None = None
     batch_size: int | None = None
+    compile: bool = False
     uid_column: str = "uid"
     datacomp_subset: Path | None = None
     workers: int = 1
@@ -84,6 +85,7 @@ class ShardJob:
             "model": self.model,
             "device": self.device,
             "dtype": self.dtype,
+            "compile": self.compile,
             "column": self.column,
             "input_format": self.input_format,
             "output_format": self.output_format,
@@ -302,7 +304,7 @@ def process_shard(
             raw = saved["icc_raw"]
         report(len(raw))
     else:
-        scorer = cached_scorer(model, job.device, job.dtype, job.batch_size)
+        scorer = cached_scorer(model, job.device, job.dtype, job.batch_size, job.compile)
         raw = _score_captions(scorer, table.captions, report)
     if len(raw) != len(table):
         raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")

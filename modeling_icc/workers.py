@@ -25,6 +25,7 @@ def cached_scorer(
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     batch_size: int | None = None,
+    compile: bool = False,
 ) -> ConcretenessScorer:
     """The scorer for ``model`` in this process, loaded on first use.
 
@@ -33,9 +34,9 @@ def cached_scorer(
     if isinstance(model, ConcretenessScorer):
         return model
     name = os.fspath(model) if model is not None else DEFAULT_MODEL_ID
-    key = (name, None if device is None else str(device), None if dtype is None else str(dtype), batch_size)
+    key = (name, None if device is None else str(device), None if dtype is None else str(dtype), batch_size, compile)
     if key not in _SCORERS:
-        _SCORERS[key] = load_scorer(name, device=device, dtype=dtype, batch_size=batch_size)
+        _SCORERS[key] = load_scorer(name, device=device, dtype=dtype, batch_size=batch_size, compile=compile)
     return _SCORERS[key]
 
 

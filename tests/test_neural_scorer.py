@@ -29,7 +29,7 @@ def _one_by_one(scorer: NeuralScorer, texts: list[str]) -> np.ndarray:
 
 
 def test_batched_scores_match_unbatched_in_input_order(tiny_student_dir):
-    scorer = load_scorer(tiny_student_dir, device="cpu", batch_size=2, max_batch_tokens=64)
+    scorer = load_scorer(tiny_student_dir, device="cpu", dtype="float32", batch_size=2, max_batch_tokens=64)
     texts = CAPTIONS * 5
     got = scorer.score(texts, raw=True)
     np.testing.assert_allclose(got, _one_by_one(scorer, texts), atol=1e-5)
@@ -38,8 +38,8 @@ def test_batched_scores_match_unbatched_in_input_order(tiny_student_dir):
 
 def test_batch_settings_do_not_change_scores(tiny_student_dir):
     texts = CAPTIONS * 7
-    small = load_scorer(tiny_student_dir, batch_size=1).score(texts)
-    large = load_scorer(tiny_student_dir, batch_size=512, max_batch_tokens=100_000).score(texts)
+    small = load_scorer(tiny_student_dir, dtype="float32", batch_size=1).score(texts)
+    large = load_scorer(tiny_student_dir, dtype="float32", batch_size=512, max_batch_tokens=100_000).score(texts)
     np.testing.assert_allclose(small, large, atol=1e-5)
 
 
@@ -78,7 +78,7 @@ def test_empty_input_gives_empty_array(tiny_student_dir):
 
 
 def test_overlong_captions_are_truncated_to_the_model_maximum(tiny_student_dir):
-    scorer = load_scorer(tiny_student_dir)
+    scorer = load_scorer(tiny_student_dir, dtype="float32")
     long_caption = "a red car parked on a street " * 500
     prefix_only = tiny_tokenizer().decode(
         scorer.tokenizer(long_caption, truncation=True, max_length=scorer.max_length)["input_ids"][1:-1]
@@ -91,6 +91,17 @@ def test_overlong_captions_are_truncated_to_the_model_maximum(tiny_student_dir):
 def test_unicode_emoji_and_non_english(tiny_student_dir):
     texts = ["un chat sur le toit 🐈", "東京タワーの夜景", "Ελληνικά γράμματα", "\u200b\ufeffzero width"]
     assert np.isfinite(load_scorer(tiny_student_dir).score(texts)).all()
+
+
+def test_default_dtype_is_bf16_only_where_the_hardware_multiplies_bf16(tiny_student_dir):
+    from modeling_icc.devices import cpu_has_native_bf16, resolve_dtype
+
+    expected = torch.bfloat16 if cpu_has_native_bf16() else torch.float32
+    assert resolve_dtype(None, torch.device("cpu")) == expected
+    assert load_scorer(tiny_student_dir, device="cpu").model.dtype == expected
+    assert load_scorer(tiny_student_dir, dtype="fp32").model.dtype == torch.float32
+    with pytest.raises(ValueError, match="unknown dtype"):
+        load_scorer(tiny_student_dir, dtype="int3")
 
 
 def test_lite_is_available_by_name():
@@ -114,3 +125,20 @@ def test_missing_local_directory_and_corrupt_checkpoint(tmp_path, tiny_student_d
     (broken / "model.safetensors").write_bytes(b"this is not a safetensors file")
     with pytest.raises((CheckpointError, ModelNotAvailableError), match="broken"):
         load_scorer(broken)
+
+
+def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatch):
+    import modeling_icc.neural_scorer as neural_scorer
+
+    scorer = load_scorer(tiny_student_dir, dtype="float32", batch_size=3)
+    texts = [f"{caption} {i}" for i, caption in enumerate(CAPTIONS * 6)]
+    whole = scorer.score(texts, raw=True)
+    monkeypatch.setattr(neural_scorer, "CHUNK_SIZE", 5)
+    np.testing.assert_allclose(scorer.score(texts, raw=True), whole, atol=1e-6)
+
+
+def test_compiled_scorer_matches_eager(tiny_student_dir):
+    texts = CAPTIONS * 3
+    eager = load_scorer(tiny_student_dir, dtype="float32").score(texts, raw=True)
+    compiled = load_scorer(tiny_student_dir, dtype="float32", compile=True).score(texts, raw=True)
+    np.testing.assert_allclose(compiled, eager, atol=1e-4)

@@ -29,7 +29,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--batch-size", type=int, default=None, help="rows per batch (neural models)")
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
-    group.add_argument("--dtype", default=None, help="float32, bfloat16 or float16 (default: bf16 on GPU, fp32 on CPU)")
+    group.add_argument(
+        "--dtype",
+        default=None,
+        help="float32, bfloat16 or float16 (default: bf16 on GPUs and on CPUs with native bf16, else fp32)",
+    )
+    group.add_argument(
+        "--compile", action="store_true", help="torch.compile the model: about a minute to start, faster on long jobs"
+    )
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -101,6 +108,7 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
         device=args.device,
         dtype=args.dtype,
         batch_size=args.batch_size,
+        compile=args.compile,
         workers=args.workers,
         progress=args.progress,
         **job_options,
@@ -124,10 +132,11 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
 
 def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
     """Load the requested model; the default falls back to lite with a one-line notice."""
+    options = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size, "compile": args.compile}
     if args.model is not None:
-        return load_scorer(args.model, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+        return load_scorer(args.model, **options)
     try:
-        return load_scorer(DEFAULT_MODEL_ID, device=args.device, dtype=args.dtype, batch_size=args.batch_size)
+        return load_scorer(DEFAULT_MODEL_ID, **options)
     except ModelNotAvailableError:
         print(
             f"icc: {DEFAULT_MODEL_ID} is not available here (no download possible); using the embedded "

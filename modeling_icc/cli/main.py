@@ -8,10 +8,12 @@ import sys
 from .. import __version__
 from ..errors import UserInputError
 from ..loading import CheckpointError, ModelNotAvailableError
+from . import bench as bench_command
+from . import explain as explain_command
 from . import filter as filter_command
 from . import score as score_command
 
-COMMANDS = (score_command, filter_command)
+COMMANDS = (score_command, filter_command, explain_command, bench_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,120 @@
+"""``icc bench``: correlations with human concreteness ratings, for any set of scorers."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ..baselines.registry import BASELINES, DEFAULT_SCORERS, ModelOptions, build_scorer, parse_scorer_list
+from ..benchmarks.data import BENCHMARK_NAMES, PUBLISHED
+from ..errors import UserInputError
+from .common import require_positive
+
+EXAMPLES = f"""examples:
+  icc bench                                   # {",".join(DEFAULT_SCORERS)} on every benchmark
+  icc bench --scorers lite,published --benchmarks captions
+  icc bench --scorers lite,./my_student,moranyanuka/icc --output-dir runs/bench --name students
+  icc bench --data rated.csv --column text --label-column rating --benchmarks captions
+  icc bench --scorers stroop:openai/clip-vit-base-patch32,llm:meta-llama/Llama-2-7b-chat-hf --device cuda
+
+scorers: {", ".join([*BASELINES, PUBLISHED])}, or a Hub id / local directory of an ICC student.
+outputs: DIR/NAME.json (every number with n, scorer id, versions), DIR/NAME.md (tables),
+         DIR/NAME_<benchmark>.png (score against human label, one panel per scorer).
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "bench",
+        help="benchmark scorers against human concreteness ratings (captions, words, nouns, phrases)",
+        description="Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
+        "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
+        "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
+        "held-out fifth of the norms.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--scorers", default=",".join(DEFAULT_SCORERS), help="comma-separated scorer specs")
+    parser.add_argument(
+        "--benchmarks", default=",".join(BENCHMARK_NAMES), help=f"comma-separated, from {', '.join(BENCHMARK_NAMES)}"
+    )
+    data = parser.add_argument_group("caption benchmark data (default: the shipped dev split)")
+    data.add_argument("--data", default=None, help="CSV/TSV/JSONL/Parquet with captions and a numeric label")
+    data.add_argument("--format", default=None, help="format of --data (default: from its extension)")
+    data.add_argument("--column", default="caption", help="caption column (default: caption)")
+    data.add_argument(
+        "--label-column", default="concreteness_annotation", help="human label column (default: %(default)s)"
+    )
+    data.add_argument(
+        "--published-column",
+        default="icc_score",
+        help="column of released ICC scores, reported as its own row when present (default: %(default)s)",
+    )
+    data.add_argument(
+        "--norm-split", choices=("test", "all"), default="test", help="part of the word/phrase norms to evaluate on"
+    )
+    stats = parser.add_argument_group("statistics and outputs")
+    stats.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples (default: 1000)")
+    stats.add_argument("--seed", type=int, default=0, help="bootstrap and image-generation seed (default: 0)")
+    stats.add_argument("--output-dir", "-o", default="bench_results", help="folder for the outputs")
+    stats.add_argument("--name", default="results", help="file stem of the outputs (default: results)")
+    models = parser.add_argument_group("model-based scorers")
+    models.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available)")
+    models.add_argument("--dtype", default=None, help="float32, bfloat16 or float16")
+    models.add_argument("--batch-size", type=int, default=None, help="rows per batch")
+    models.add_argument("--clip-model", default=None, help="CLIP for stroop and aveclip")
+    models.add_argument("--t2i-model", default=None, help="text-to-image pipeline for aveclip")
+    models.add_argument("--llm-model", default=None, help="causal LM for llm")
+    models.add_argument("--llm-scale", type=int, choices=(3, 5, 10), default=5, help="rating scale 1..N")
+    models.add_argument("--images-per-caption", type=int, default=4, help="K images per caption for aveclip")
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..benchmarks.suite import load_benchmarks, run_suite
+
+    require_positive(args.batch_size, "--batch-size")
+    require_positive(args.images_per_caption, "--images-per-caption")
+    if args.n_bootstrap < 0:
+        raise UserInputError(f"--n-bootstrap must be >= 0, got {args.n_bootstrap}")
+    names = [name.strip() for name in args.benchmarks.split(",") if name.strip()]
+    unknown = sorted(set(names) - set(BENCHMARK_NAMES))
+    if unknown or not names:
+        raise UserInputError(f"unknown benchmark(s) {', '.join(unknown) or '(none)'}; use {', '.join(BENCHMARK_NAMES)}")
+    benchmarks = load_benchmarks(
+        names,
+        data=args.data,
+        fmt=args.format,
+        caption_column=args.column,
+        label_column=args.label_column,
+        published_column=args.published_column,
+        norm_split=args.norm_split,
+    )
+    options = ModelOptions(
+        device=args.device,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+        text_to_image=args.t2i_model,
+        llm_model=args.llm_model,
+        llm_scale=args.llm_scale,
+        images_per_caption=args.images_per_caption,
+        seed=args.seed,
+        **({"clip_model": args.clip_model} if args.clip_model else {}),
+    )
+    scorers = [build_scorer(spec, options) for spec in parse_scorer_list(args.scorers)]
+    outcome = run_suite(
+        benchmarks,
+        scorers,
+        n_bootstrap=args.n_bootstrap,
+        seed=args.seed,
+        device=args.device or "auto",
+        output_dir=args.output_dir,
+        name=args.name,
+        command=" ".join(["icc", *sys.argv[1:]]) if sys.argv[1:2] == ["bench"] else None,
+    )
+    for path in outcome.paths:
+        print(f"icc: wrote {path}", file=sys.stderr)
+    for item in outcome.skipped:
+        print(f"icc: skipped {item.scorer} on {item.benchmark}: {item.reason}", file=sys.stderr)
+    print(outcome.markdown)
+    return 0

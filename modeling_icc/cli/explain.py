@@ -1,0 +1,77 @@
+"""``icc explain``: which words and cues make a caption concrete or not."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from rich.console import Console
+from rich.text import Text
+
+from ..errors import UserInputError
+from ..explanation import Explanation
+from .common import add_model_options, open_scorer
+
+EXAMPLES = """examples:
+  icc explain "a man with a white shirt" "a great method of quantifying concreteness"
+  icc explain --model lite --json "How To Create A Social Media Strategy In 5 Easy Steps"
+  icc explain --model path/to/student "a cat on a counter"     # occlusion: one pass per word
+"""
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "explain",
+        help="show which words and cues push a caption's score up or down",
+        description="Explain scores. Lite: exact per-word and per-cue contributions to the logit "
+        "(they add up, with the bias, to logit(score)). Neural students: occlusion, the change in the raw "
+        "score when each word is removed (one extra forward pass per word, batched).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("texts", nargs="+", metavar="TEXT", help="captions to explain")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per caption")
+    parser.add_argument("--top", type=int, default=3, help="number of top reasons to list (default 3)")
+    add_model_options(parser)
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if any(not text.strip() for text in args.texts):
+        raise UserInputError("cannot explain a blank caption")
+    scorer = open_scorer(args)
+    explanations = scorer.explain_many(list(args.texts))
+    if args.json:
+        for explanation in explanations:
+            print(json.dumps(explanation.to_dict(), ensure_ascii=False))
+        return 0
+    console = Console(file=sys.stdout, highlight=False)
+    for explanation in explanations:
+        print_explanation(console, explanation, top=args.top)
+    return 0
+
+
+def coloured_caption(explanation: Explanation) -> Text:
+    """The caption's words, green when they raise the score and red when they lower it."""
+    scale = max((abs(value) for _, value in explanation), default=0.0) or 1.0
+    text = Text()
+    for index, (word, value) in enumerate(explanation):
+        strength = min(abs(value) / scale, 1.0)
+        level = int(95 + 160 * strength)
+        colour = f"rgb(0,{level},0)" if value > 0 else f"rgb({level},0,0)" if value < 0 else "grey50"
+        text.append(("" if index == 0 else " ") + word, style=f"bold {colour}" if strength > 0.5 else colour)
+    return text
+
+
+def print_explanation(console: Console, explanation: Explanation, top: int) -> None:
+    score = "NaN" if math.isnan(explanation.score) else f"{explanation.score:.3f}"
+    console.print(
+        Text.assemble(("ICC ", "bold"), (score, "bold cyan"), f"  ({explanation.model_id}, {explanation.method})")
+    )
+    console.print(coloured_caption(explanation))
+    for name, value in explanation.reasons(top):
+        direction = "raises" if value > 0 else "lowers"
+        console.print(f"  {direction} the score: {name} ({value:+.3f})")
+    console.print()

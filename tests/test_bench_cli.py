@@ -1,0 +1,154 @@
+"""``icc bench`` and the benchmark sets: outputs, registry, data loading and clear errors."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from modeling_icc.baselines.registry import build_scorer
+from modeling_icc.benchmarks import (
+    PUBLISHED_LABEL,
+    caption_benchmark,
+    norm_partition,
+    noun_benchmark,
+    phrase_benchmark,
+    word_benchmark,
+)
+from modeling_icc.benchmarks.data import brysbaert_unigrams
+from modeling_icc.cli.main import main
+from modeling_icc.errors import UserInputError
+from modeling_icc.shipped_data import dev_split
+
+
+def run_cli(*args) -> int:
+    return main([str(arg) for arg in args])
+
+
+def test_bench_writes_json_markdown_and_one_png_per_benchmark(tmp_path, capsys):
+    code = run_cli(
+        "bench", "--scorers", "lite,lexical,published", "--benchmarks", "captions,words",
+        "--n-bootstrap", "100", "--output-dir", tmp_path, "--name", "dev",
+    )  # fmt: skip
+    assert code == 0
+    payload = json.loads((tmp_path / "dev.json").read_text())
+    assert payload["settings"]["n_bootstrap"] == 100 and payload["environment"]["versions"]["scipy"]
+    rows = {(row["benchmark"], row["scorer"]): row for row in payload["results"]}
+    published = rows[("captions", "published")]
+    assert published["label"] == PUBLISHED_LABEL and published["n"] == 303
+    expected = np.corrcoef(
+        [row["icc_score"] for row in dev_split()], [row["concreteness_annotation"] for row in dev_split()]
+    )
+    assert published["pearson"]["value"] == pytest.approx(expected[0, 1], abs=1e-4)
+    for row in payload["results"]:
+        assert row["pearson"]["low"] <= row["pearson"]["value"] <= row["pearson"]["high"]
+    assert ("words", "published") not in rows
+    assert payload["skipped"] == [
+        {"benchmark": "words", "scorer": "published", "reason": "the words benchmark has no published scores column"}
+    ]
+    markdown = (tmp_path / "dev.md").read_text()
+    assert "| published ICC (scores as released) | 303 |" in markdown
+    captions_table, words_table = markdown.split("### Word concreteness")
+    assert (
+        "| lite (embedded, zero-download) † | 303 |" in captions_table and "fitted on this very split" in captions_table
+    )
+    assert "| lexical norm average | 303 |" in captions_table
+    assert "| lexical norm average † |" in words_table and "reads the very norms" in words_table
+    assert rows[("captions", "lexical")]["in_sample"] is None and rows[("words", "lexical")]["in_sample"]
+    for name in ("captions", "words"):
+        assert (tmp_path / f"dev_{name}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert "Caption concreteness" in capsys.readouterr().out
+
+
+def test_bench_on_a_user_file_without_published_scores(tmp_path):
+    source = tmp_path / "rated.jsonl"
+    rows = [("a red car on a street", 4.5), ("a theory of justice", 1.2), ("two dogs on grass", 4.8), ("hope", 1.5)]
+    source.write_text("\n".join(json.dumps({"text": t, "rating": r}) for t, r in rows) + "\n")
+    code = run_cli(
+        "bench", "--scorers", "lexical,published", "--benchmarks", "captions", "--data", source, "--column", "text",
+        "--label-column", "rating", "--n-bootstrap", "50", "--output-dir", tmp_path,
+    )  # fmt: skip
+    assert code == 0
+    payload = json.loads((tmp_path / "results.json").read_text())
+    (result,) = payload["results"]
+    assert result["scorer"] == "lexical" and result["n"] == 4 and result["spearman"]["value"] > 0.5
+
+
+@pytest.mark.parametrize(
+    ("content", "extra", "message"),
+    [
+        ("caption,score\na dog,1\n", [], "no label column 'concreteness_annotation'"),
+        (
+            "caption,concreteness_annotation\na dog,high\n",
+            [],
+            "row 1 of column 'concreteness_annotation' is not a number",
+        ),
+        ("caption,concreteness_annotation\na dog,\n", [], "row 1 has no value in label column"),
+        ("caption,concreteness_annotation\n", [], "no rows to benchmark"),
+        ("text,concreteness_annotation\na dog,1\n", [], "no column 'caption'"),
+    ],
+)
+def test_bad_benchmark_files_give_one_line_errors(tmp_path, capsys, content, extra, message):
+    source = tmp_path / "bad.csv"
+    source.write_text(content)
+    assert run_cli("bench", "--scorers", "lexical", "--benchmarks", "captions", "--data", source, *extra) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_corrupt_parquet_and_bad_options_give_clear_errors(tmp_path, capsys):
+    corrupt = tmp_path / "broken.parquet"
+    corrupt.write_bytes(b"PAR1 this is not parquet")
+    assert run_cli("bench", "--benchmarks", "captions", "--data", corrupt, "--scorers", "lexical") == 2
+    assert "not a readable Parquet file" in capsys.readouterr().err
+    assert run_cli("bench", "--benchmarks", "captions,sentences") == 2
+    assert "unknown benchmark(s) sentences" in capsys.readouterr().err
+    assert run_cli("bench", "--benchmarks", "captions", "--scorers", "lite,cc4m") == 2
+    assert "unknown scorer 'cc4m'" in capsys.readouterr().err
+
+
+def test_registry_loads_students_by_path(tiny_student_dir):
+    entry = build_scorer(str(tiny_student_dir))
+    assert entry.scorer.model_id == str(tiny_student_dir) and not entry.in_sample
+    assert np.isfinite(entry.scorer.score(["a red car"])).all()
+    assert build_scorer("published").scorer is None
+    assert "dev_split" in build_scorer("lite").in_sample and "dev_split" not in build_scorer("lexical").in_sample
+
+
+def test_user_file_labels_and_published_column_are_read(tmp_path):
+    source = tmp_path / "mine.csv"
+    with source.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["caption", "concreteness_annotation", "icc_score"])
+        writer.writerows([["a dog", "3", "0.9"], ["an idea", "0", ""]])
+    benchmark = caption_benchmark(source)
+    np.testing.assert_array_equal(benchmark.labels, [3.0, 0.0])
+    assert benchmark.reference_scores["published"][0] == pytest.approx(0.9)
+    assert np.isnan(benchmark.reference_scores["published"][1])
+
+
+def test_norm_benchmarks_are_the_held_out_partition():
+    words, phrases = word_benchmark(), phrase_benchmark()
+    assert len(words) > 7000 and len(phrases) > 12000
+    assert all(" " not in text for text in words.texts) and all(" " in text for text in phrases.texts)
+    assert {norm_partition(text) for text in words.texts + phrases.texts} == {"test"}
+    assert words.labels.min() >= 1.0 and words.labels.max() <= 5.0
+    total = len(brysbaert_unigrams("all"))
+    assert len(brysbaert_unigrams("train")) + len(words) == total
+    with pytest.raises(UserInputError, match="norm split"):
+        word_benchmark("dev")
+
+
+def test_noun_subset_is_chosen_by_the_tagger():
+    fake = noun_benchmark(tagger=lambda words: ["NOUN" if word.endswith("s") else "VERB" for word in words])
+    assert fake.texts and all(text.endswith("s") for text in fake.texts)
+    assert "NOUN" in fake.selection and f"of {len(word_benchmark())}" in fake.selection
+
+
+def test_bench_help_has_examples():
+    helptext = subprocess.run(
+        [sys.executable, "-m", "modeling_icc", "bench", "--help"], capture_output=True, text=True, check=True
+    ).stdout
+    assert "examples:" in helptext and "published" in helptext
