@@ -160,9 +160,10 @@ def outputs(directory: Path) -> dict[str, bytes]:
     return files
 
 
-def test_resume_skips_finished_shards_and_redoes_partial_ones(tmp_path):
+@pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "40"]])
+def test_resume_skips_finished_shards_and_redoes_partial_ones(tmp_path, rule):
     write_parquet_pool(tmp_path / "in", n_shards=3, rows=30)
-    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--threshold", "0.5"]
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", *rule]
     assert icc(*args, "--output-dir", tmp_path / "ref") == 0
     assert icc(*args, "--output-dir", tmp_path / "out") == 0
     finished = tmp_path / "out" / "00000.parquet"
@@ -213,8 +214,14 @@ def test_workers_give_the_same_bytes_as_one_process(tmp_path):
     assert outputs(tmp_path / "two") == outputs(tmp_path / "one")
 
 
-@pytest.mark.parametrize("rule", [["--threshold", "0.55"], ["--top-fraction", "0.4"]])
-def test_sigkill_mid_run_then_resume_is_byte_identical(tmp_path, rule):
+@pytest.mark.parametrize(
+    ("rule", "marker"),
+    [
+        (["--threshold", "0.55"], "*.stats.json"),  # one pass: killed after the first finished shard
+        (["--top-fraction", "0.4"], ".icc-work/*.raw.npz"),  # ranking: killed in the scoring phase
+    ],
+)
+def test_sigkill_mid_run_then_resume_is_byte_identical(tmp_path, rule, marker):
     n_shards = 8
     write_parquet_pool(tmp_path / "in", n_shards=n_shards, rows=4000)
     common = ["filter", "--model", "lite", "-i", str(tmp_path / "in" / "*.parquet"), *rule, "--no-progress"]
@@ -225,11 +232,11 @@ def test_sigkill_mid_run_then_resume_is_byte_identical(tmp_path, rule):
     command += ["--datacomp-subset", str(out / "s.npy")]
     job = subprocess.Popen(command, start_new_session=True, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while not list(out.glob("*.stats.json")) and job.poll() is None and time.monotonic() < deadline:
+    while not list(out.glob(marker)) and job.poll() is None and time.monotonic() < deadline:
         time.sleep(0.005)
     os.killpg(job.pid, signal.SIGKILL)
     job.wait()
-    finished = len(list(out.glob("*.stats.json")))
+    finished = len(list(out.glob(marker)))
     assert job.returncode == -signal.SIGKILL and 1 <= finished < n_shards, "the kill must land mid-run"
     assert not (out / "s.npy").exists() and not (out / "_summary.json").exists()
 
