@@ -23,6 +23,29 @@ AutoModelForSequenceClassification.register(ICCConfig, ICCForConcreteness, exist
 ICCConfig.register_for_auto_class()
 ICCForConcreteness.register_for_auto_class("AutoModel")
 
+#: Teacher and pipeline names, imported on first use so that ``import modeling_icc`` stays light
+#: for users of the scorer alone (their dependencies live in the ``[teachers]`` extra).
+_LAZY_NAMES = {
+    "SBAConfig": "teachers",
+    "SBAForCaptionReconstruction": "teachers",
+    "VBAPipeline": "teachers",
+    "BERTScoreSimilarity": "teachers",
+    "char_similarity": "teachers",
+    "LengthStandardizer": "pipeline",
+    "ScoreCombiner": "pipeline",
+    "PipelineConfig": "pipeline",
+    "run_pipeline": "pipeline",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY_NAMES:
+        from importlib import import_module
+
+        return getattr(import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __version__ = "0.1.0"
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -38,4 +61,5 @@ __all__ = [
     "filter_by_icc",
     "load_scorer",
     "prepare_texts",
+    *_LAZY_NAMES,
 ]

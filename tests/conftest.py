@@ -26,3 +26,22 @@ def published_format_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def paper_examples() -> list[dict]:
     return shipped_data.paper_examples()
+
+
+@pytest.fixture(scope="module")
+def single_thread():
+    """Tiny models are latency-bound: one thread avoids oversubscribing a shared 2-core CPU."""
+    import torch
+
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+@pytest.fixture(scope="session")
+def tiny_vba_pipeline(tmp_path_factory):
+    """The tiny VBA teacher (SD-style UNet/VAE, BLIP-2, BERTScore), built once per session."""
+    from modeling_icc.testing.teachers import tiny_vba
+
+    return tiny_vba(tmp_path_factory.mktemp("tiny_vba"), num_inference_steps=4, max_new_tokens=8)

@@ -1,17 +1,12 @@
 """Tiny random models and tokenizers, built offline, for tests, demos and CPU dry runs.
 
 Each submodule builds one family from configs in seconds with no download, so the
-real code paths run on them: ``student`` (the ICC student and its tokenizer), ``baselines``
-(CLIP, a causal LM and a text-to-image pipeline for the model-based baselines).
+real code paths run on them: ``student`` (the ICC student and its tokenizer), ``teachers``
+(SBA, VBA and BERTScore components with offline tokenizers) and ``baselines`` (CLIP, a
+causal LM and a text-to-image pipeline for the model-based baselines).
 """
 
-from .baselines import (
-    save_tiny_causal_lm,
-    save_tiny_clip,
-    save_tiny_text_to_image,
-    tiny_clip_tokenizer,
-    tiny_lm_tokenizer,
-)
+from .baselines import save_tiny_causal_lm, save_tiny_clip, save_tiny_text_to_image
 from .student import (
     ROBERTA_SPECIAL_TOKENS,
     distilroberta_config,
@@ -22,19 +17,37 @@ from .student import (
     tiny_tokenizer,
     training_corpus,
 )
+from .teachers import (
+    save_tiny_bertscore_model,
+    save_tiny_sba_components,
+    save_tiny_vba_components,
+    tiny_blip2,
+    tiny_clip_tokenizer,
+    tiny_llama_tokenizer,
+    tiny_sba,
+    tiny_text_to_image,
+    tiny_vba,
+)
 
 __all__ = [
     "ROBERTA_SPECIAL_TOKENS",
     "distilroberta_config",
     "save_published_format_checkpoint",
+    "save_tiny_bertscore_model",
     "save_tiny_causal_lm",
     "save_tiny_clip",
+    "save_tiny_sba_components",
     "save_tiny_student",
     "save_tiny_text_to_image",
+    "save_tiny_vba_components",
+    "tiny_blip2",
     "tiny_clip_tokenizer",
-    "tiny_lm_tokenizer",
+    "tiny_llama_tokenizer",
     "tiny_roberta_kwargs",
+    "tiny_sba",
     "tiny_student",
+    "tiny_text_to_image",
     "tiny_tokenizer",
+    "tiny_vba",
     "training_corpus",
 ]

@@ -21,18 +21,28 @@ def training_corpus() -> list[str]:
     return [row["caption"] for row in paper_examples()] + [row["caption"] for row in dev_split()]
 
 
-@lru_cache(maxsize=4)
-def _tiny_bpe(vocab_size: int) -> str:
-    tokenizer = Tokenizer(models.BPE(unk_token="<unk>"))
+@lru_cache(maxsize=16)
+def train_byte_bpe(vocab_size: int, special_tokens: tuple[str, ...], unk_token: str | None = None) -> str:
+    """A byte-level BPE trained on the shipped captions, as a ``tokenizers`` JSON string.
+
+    Special tokens take ids 0, 1, ... in the order given; no post-processor is set.
+    """
+    tokenizer = Tokenizer(models.BPE(unk_token=unk_token))
     tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tokenizer.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size,
-        special_tokens=ROBERTA_SPECIAL_TOKENS,
+        special_tokens=list(special_tokens),
         initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
         show_progress=False,
     )
     tokenizer.train_from_iterator(training_corpus(), trainer=trainer)
+    return tokenizer.to_str()
+
+
+@lru_cache(maxsize=4)
+def _tiny_bpe(vocab_size: int) -> str:
+    tokenizer = Tokenizer.from_str(train_byte_bpe(vocab_size, tuple(ROBERTA_SPECIAL_TOKENS), "<unk>"))
     tokenizer.post_processor = processors.RobertaProcessing(("</s>", 2), ("<s>", 0))
     return tokenizer.to_str()
 

@@ -1,0 +1,135 @@
+"""The one-command pipeline: the tiny end-to-end run, its resumption, configs, and bring-your-own scores."""
+
+import csv
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from datasets import load_dataset
+from transformers import AutoModel
+
+from modeling_icc import ICCForConcreteness, load_scorer
+from modeling_icc.errors import UserInputError
+from modeling_icc.pipeline import DATASET_SCHEMA, LengthStandardizer, PipelineConfig, ScoreCombiner, run_pipeline
+from modeling_icc.pipeline.teacher_dataset import dataset_files
+from modeling_icc.shipped_data import dev_split
+
+pytestmark = pytest.mark.usefixtures("single_thread")
+
+CONFIGS = Path(__file__).resolve().parents[1] / "training_scripts" / "configs"
+
+
+def _small_tiny_config(output_dir) -> PipelineConfig:
+    """The --tiny config on 100 shipped captions with fewer steps, to keep the test short."""
+    config = PipelineConfig.load(CONFIGS / "tiny.yaml", output_dir=str(output_dir))
+    config.captions.max_samples = config.annotations.max_samples = 100
+    config.shard_size = 32
+    config.sba.training.max_steps = 4
+    config.vba.num_inference_steps = 4
+    config.standardize.min_bucket_size = 20
+    config.distill.epochs = 2
+    return config
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tiny_pipeline")
+    return out, run_pipeline(_small_tiny_config(out), progress=False)
+
+
+def test_tiny_run_writes_every_output(tiny_run):
+    out, summary = tiny_run
+    assert [record["status"] for record in summary["steps"].values()] == ["ran"] * 7
+    rows = load_dataset("parquet", data_files=dataset_files(out / "dataset"), split="train")
+    assert rows.num_rows == 100 and set(DATASET_SCHEMA.names) <= set(rows.column_names)
+    assert rows["id"] == [row["sample_id"] for row in dev_split()[:100]]
+    assert all(0.0 < t < 1.0 for t in rows["target"])
+    assert json.loads(rows[0]["vba_teacher"])["versions"]["bert-score"]
+    standardizers = json.loads((out / "standardizer.json").read_text())
+    sba = LengthStandardizer.from_dict(standardizers["sba"])
+    np.testing.assert_allclose(
+        sba.transform(np.array(rows["sba_similarity"]), np.array(rows["n_words"])), rows["sba_score"]
+    )
+    combiner = ScoreCombiner.load(out / "combiner.json")
+    np.testing.assert_allclose(
+        combiner.combine(np.array(rows["vba_score"]), np.array(rows["sba_score"])), rows["target"]
+    )
+    assert type(AutoModel.from_pretrained(out / "student")) is ICCForConcreteness
+    assert load_scorer(out / "student").score(["a dog"]).shape == (1,)
+    provenance = json.loads((out / "student" / "icc_provenance.json").read_text())
+    assert provenance["n_teacher_scored_captions"] == 100 and "vba_weight" in provenance["combination"]
+    for plot in ("standardization.png", "combination.png"):
+        assert (out / "plots" / plot).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    saved = json.loads((out / "summary.json").read_text())
+    assert set(saved["steps"]) == {
+        "sba_training",
+        "teachers",
+        "standardize",
+        "combine",
+        "dataset",
+        "distill",
+        "evaluate",
+    }
+    assert all(record["seconds"] >= 0 for record in saved["steps"].values())
+    evaluation = saved["steps"]["evaluate"]["metrics"]
+    assert evaluation["n"] == 303 and set(evaluation["student"]) == {"pearson", "spearman", "kendall"}
+
+
+def test_rerun_redoes_only_the_deleted_step_and_what_follows(tiny_run):
+    out, first = tiny_run
+    (out / "combiner.json").unlink()
+    summary = run_pipeline(_small_tiny_config(out), progress=False)
+    status = {name: record["status"] for name, record in summary["steps"].items()}
+    assert [status[s] for s in ("sba_training", "teachers", "standardize")] == ["skipped (outputs exist)"] * 3
+    assert [status[s] for s in ("combine", "dataset", "distill", "evaluate")] == ["ran"] * 4
+    assert (out / "combiner.json").is_file()
+    assert summary["steps"]["combine"]["metrics"] == first["steps"]["combine"]["metrics"]
+
+
+def test_own_teacher_scores_skip_the_teachers(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = dev_split()
+    with (tmp_path / "scores.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "caption", "sba_similarity", "vba_similarity"])
+        for row in rows:
+            concrete = row["concreteness_annotation"] / 3
+            writer.writerow([row["sample_id"], row["caption"], *np.clip(concrete + rng.normal(0, 0.2, 2), 0, 1)])
+    config = _small_tiny_config(tmp_path / "run")
+    config.teacher_scores = str(tmp_path / "scores.csv")
+    config.captions.max_samples = config.annotations.max_samples = None
+    summary = run_pipeline(config, progress=False)
+    assert "sba_training" not in summary["steps"]
+    assert not (tmp_path / "run" / "shards").exists()
+    fit = summary["steps"]["combine"]["metrics"]
+    assert fit["vba_weight"] > 0 and fit["sba_weight"] > 0 and fit["cv_roc_auc"] > 0.7
+
+
+def test_paper_config_loads_with_the_paper_settings():
+    config = PipelineConfig.load(CONFIGS / "paper.yaml")
+    assert (config.sba.training.batch_size, config.sba.training.learning_rate, config.sba.training.epochs) == (
+        128,
+        2e-3,
+        2,
+    )
+    assert (config.vba.num_inference_steps, config.vba.guidance_scale, config.vba.size) == (20, 9.0, 768)
+    assert (config.distill.backbone, config.distill.batch_size, config.distill.learning_rate) == (
+        "distilroberta-base",
+        128,
+        1e-4,
+    )
+    assert config.sba.num_beams == config.sba.num_return_sequences == 5
+
+
+def test_unknown_settings_are_refused_with_their_path(tmp_path):
+    (tmp_path / "bad.yaml").write_text("vba:\n  stepz: 3\n")
+    with pytest.raises(UserInputError, match=r"bad.yaml.vba: unknown setting\(s\) stepz"):
+        PipelineConfig.load(tmp_path / "bad.yaml")
+
+
+def test_a_missing_sba_is_explained(tmp_path):
+    config = _small_tiny_config(tmp_path)
+    config.sba.train = False
+    with pytest.raises(UserInputError, match="no trained SBA"):
+        run_pipeline(config, progress=False)

@@ -1,0 +1,45 @@
+"""Run the whole ICC pipeline: teachers -> standardization -> combination -> dataset -> student -> evaluation.
+
+Examples:
+    python training_scripts/run_pipeline.py --tiny                 # offline, CPU, a few minutes
+    python training_scripts/run_pipeline.py --config training_scripts/configs/paper.yaml
+    python training_scripts/run_pipeline.py --config my.yaml --output-dir runs/try2
+
+Re-running the same command resumes: steps whose outputs exist are skipped; delete a
+step's output (e.g. combiner.json) to redo it and everything after it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from modeling_icc.errors import UserInputError
+from modeling_icc.pipeline import PipelineConfig, run_pipeline
+from modeling_icc.pipeline.report import format_summary
+from modeling_icc.testing.teachers import use_one_cpu_thread
+
+TINY_CONFIG = Path(__file__).resolve().parent / "configs" / "tiny.yaml"
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", type=Path, help="YAML or JSON pipeline config")
+    parser.add_argument("--tiny", action="store_true", help=f"tiny random models offline (config: {TINY_CONFIG.name})")
+    parser.add_argument("--output-dir", default=None, help="overrides the config's output_dir")
+    args = parser.parse_args(argv)
+    if bool(args.config) == bool(args.tiny):
+        raise UserInputError("pass exactly one of --config CONFIG or --tiny")
+    if args.tiny:
+        use_one_cpu_thread()
+    config = PipelineConfig.load(args.config or TINY_CONFIG, output_dir=args.output_dir)
+    summary = run_pipeline(config)
+    print(format_summary(summary))
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except UserInputError as error:
+        sys.exit(f"run_pipeline: error: {error}")
