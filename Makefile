@@ -9,7 +9,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 TORCH_SPEC ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0)
-EXTRAS ?= dev,baselines,teachers,space-test
+EXTRAS ?= dev,baselines,teachers,ray,space-test
 PIP := $(BIN)/python -m pip --disable-pip-version-check
 STAMP := $(VENV)/.installed-$(EXTRAS)
 

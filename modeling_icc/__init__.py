@@ -8,6 +8,7 @@ students load through the Auto classes without ``trust_remote_code``.
 from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
 from .configuration_icc import ICCConfig
+from .hf_datasets import add_icc_scores, filter_by_icc
 from .inputs import prepare_texts
 from .lite.scorer import LiteScorer
 from .loading import DEFAULT_MODEL_ID, ModelNotAvailableError, load_scorer
@@ -15,6 +16,7 @@ from .measurement import metric_path
 from .modeling_icc import ICCForConcreteness, ICCOutput
 from .neural_scorer import NeuralScorer
 from .scorer import ConcretenessScorer
+from .selection import KeepRule
 
 AutoConfig.register(ICCConfig.model_type, ICCConfig, exist_ok=True)
 AutoModel.register(ICCConfig, ICCForConcreteness, exist_ok=True)
@@ -52,9 +54,12 @@ __all__ = [
     "ICCConfig",
     "ICCForConcreteness",
     "ICCOutput",
+    "KeepRule",
     "LiteScorer",
     "ModelNotAvailableError",
     "NeuralScorer",
+    "add_icc_scores",
+    "filter_by_icc",
     "load_scorer",
     "metric_path",
     "prepare_texts",

@@ -12,8 +12,10 @@ import csv
 import io
 import json
 import os
+import tarfile
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -22,10 +24,19 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from . import webdataset_tar
 from .errors import UserInputError
 
-FORMATS = ("txt", "jsonl", "csv", "tsv", "parquet")
-_EXTENSIONS = {".txt": "txt", ".jsonl": "jsonl", ".json": "jsonl", ".csv": "csv", ".tsv": "tsv", ".parquet": "parquet"}
+FORMATS = ("txt", "jsonl", "csv", "tsv", "parquet", "tar")
+_EXTENSIONS = {
+    ".txt": "txt",
+    ".jsonl": "jsonl",
+    ".json": "jsonl",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".parquet": "parquet",
+    ".tar": "tar",
+}
 #: Column name used for captions read from plain text (one per line).
 TEXT_COLUMN = "caption"
 
@@ -49,8 +60,10 @@ def infer_format(path: str | os.PathLike, explicit: str | None = None) -> str:
 class CaptionTable:
     """Rows read from one file, with the caption column picked out.
 
-    ``records`` holds the rows as dicts (text formats) and ``arrow`` the table
-    (Parquet); ``decode_errors`` counts input lines that were not valid UTF-8.
+    ``records`` holds the rows as dicts (text formats, webdataset tars) and
+    ``arrow`` the table (Parquet); ``decode_errors`` counts input lines (or tar
+    text members) that were not valid UTF-8; ``source`` is the file read, which
+    tar output copies samples from.
     """
 
     fmt: str
@@ -60,9 +73,20 @@ class CaptionTable:
     arrow: pa.Table | None = None
     fieldnames: list[str] = field(default_factory=list)
     decode_errors: int = 0
+    source: Path | None = None
 
     def __len__(self) -> int:
         return len(self.captions)
+
+    def values(self, name: str) -> list[Any]:
+        """Every row's value of column ``name`` (``None`` where a record lacks it)."""
+        if name == self.column:
+            return self.captions
+        if name not in self.fieldnames:
+            raise UserInputError(_missing_column_message(name, self.fieldnames, self.source or "input"))
+        if self.arrow is not None:
+            return self.arrow.column(name).to_pylist()
+        return [record.get(name) for record in self.records]
 
 
 def decode_lines(data: bytes) -> tuple[str, int]:
@@ -83,11 +107,20 @@ def decode_lines(data: bytes) -> tuple[str, int]:
 
 def read_table(source: str | os.PathLike | BinaryIO, fmt: str, column: str = TEXT_COLUMN) -> CaptionTable:
     """Read a caption table; ``source`` is a path or a binary stream (e.g. stdin)."""
-    name = getattr(source, "name", source)
     if isinstance(source, (str, os.PathLike)) and not Path(source).is_file():
         raise UserInputError(f"input file not found: {os.fspath(source)}")
+    table = _read_table(source, fmt, column)
+    if isinstance(source, (str, os.PathLike)):
+        table.source = Path(source)
+    return table
+
+
+def _read_table(source: str | os.PathLike | BinaryIO, fmt: str, column: str) -> CaptionTable:
+    name = getattr(source, "name", source)
     if fmt == "parquet":
         return _read_parquet(source, column, name)
+    if fmt == "tar":
+        return _read_tar(source, column, name)
     data = source.read() if hasattr(source, "read") else Path(source).read_bytes()
     text, bad = decode_lines(data)
     if fmt == "txt":
@@ -141,6 +174,20 @@ def _read_parquet(source: str | os.PathLike | BinaryIO, column: str, name: objec
     return CaptionTable("parquet", column, captions, arrow=table, fieldnames=list(table.column_names))
 
 
+def _read_tar(source: str | os.PathLike | BinaryIO, column: str, name: object) -> CaptionTable:
+    if not isinstance(source, (str, os.PathLike)):
+        raise UserInputError("webdataset tar input must be a file, not a stream")
+    try:
+        records, bad = webdataset_tar.read_samples(source)
+    except tarfile.TarError as error:
+        raise UserInputError(f"{name}: not a readable tar file ({error})") from None
+    fieldnames = list(dict.fromkeys(key for record in records for key in record))
+    if records and column not in fieldnames:
+        raise UserInputError(_missing_column_message(column, fieldnames, name))
+    captions = [record.get(column) for record in records]
+    return CaptionTable("tar", column, captions, records=records, fieldnames=fieldnames, decode_errors=bad)
+
+
 def _missing_column_message(column: str, available: Sequence[str], name: object) -> str:
     return f"{name}: no column {column!r}; available columns: {', '.join(map(str, available)) or '(none)'}"
 
@@ -159,18 +206,37 @@ def write_table(
     """
     rows = np.arange(len(table)) if keep is None else np.flatnonzero(keep)
     if isinstance(destination, (str, os.PathLike)):
-        path = Path(destination)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        try:
-            with os.fdopen(handle, "wb") as stream:
-                _write(table, stream, fmt, new_columns, rows)
-            os.replace(temp_name, path)
-        except BaseException:
-            Path(temp_name).unlink(missing_ok=True)
-            raise
+        with atomic_output(destination) as stream:
+            _write(table, stream, fmt, new_columns, rows)
     else:
         _write(table, destination, fmt, new_columns, rows)
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary stream that becomes ``path`` only when the block succeeds.
+
+    Data goes to a hidden temporary file in the same directory (``.NAME.*.tmp``),
+    renamed over ``path`` at the end; on error the temporary file is removed, so
+    readers never see a half-written file.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            yield stream
+        os.chmod(temp_name, 0o666 & ~_current_umask())  # mkstemp makes 0600; outputs get normal permissions
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _write(
@@ -178,6 +244,13 @@ def _write(
 ) -> None:
     if fmt == "parquet":
         pq.write_table(_arrow_with_columns(table, new_columns, rows), stream)
+        return
+    if fmt == "tar":
+        if table.fmt != "tar" or table.source is None:
+            raise UserInputError("tar output needs a webdataset tar input (samples are copied from it)")
+        webdataset_tar.write_samples(
+            table.source, stream, rows, lambda row: {name: _json_value(v[row]) for name, v in new_columns.items()}
+        )
         return
     records = _records(table)
     names = [name for name in table.fieldnames if name not in new_columns] + list(new_columns)

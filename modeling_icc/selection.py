@@ -31,6 +31,16 @@ class KeepRule:
         if self.top_k is not None and self.top_k < 0:
             raise UserInputError(f"top_k must be >= 0, got {self.top_k}")
 
+    @property
+    def is_ranking(self) -> bool:
+        """Top-k and top-fraction compare each row with all others, so they need every score first."""
+        return self.threshold is None
+
+    def top_count(self, n_valid: int) -> int:
+        """How many of ``n_valid`` scored rows a top-k / top-fraction rule keeps."""
+        k = self.top_k if self.top_k is not None else math.floor(self.top_fraction * n_valid + 0.5)
+        return min(k, n_valid)
+
     def describe(self) -> str:
         if self.threshold is not None:
             return f"score >= {self.threshold:g}"
@@ -49,12 +59,49 @@ def keep_mask(scores: np.ndarray, rule: KeepRule, ranking: np.ndarray | None = N
     valid = ~np.isnan(scores)
     if rule.threshold is not None:
         return valid & (np.nan_to_num(scores, nan=-np.inf) >= rule.threshold)
-    n_valid = int(valid.sum())
-    k = rule.top_k if rule.top_k is not None else math.floor(rule.top_fraction * n_valid + 0.5)
-    k = min(k, n_valid)
+    k = rule.top_count(int(valid.sum()))
     order_by = np.asarray(scores if ranking is None else ranking, dtype=np.float64)
     keys = np.where(valid, -order_by, np.inf)
     chosen = np.argsort(keys, kind="stable")[:k]
     mask = np.zeros(scores.shape[0], dtype=bool)
     mask[chosen] = True
     return mask
+
+
+@dataclass(frozen=True)
+class RankCut:
+    """One shard's share of a top-k / top-fraction rule ranked over many shards.
+
+    Keeps rows whose value is above ``cutoff``, plus the first ``ties`` rows
+    (in shard order) whose value equals it: with shards in input order this is
+    exactly :func:`keep_mask` over all rows concatenated, without ever holding
+    more than one float per row.
+    """
+
+    cutoff: float
+    ties: int
+
+    def mask(self, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float64)
+        mask = np.nan_to_num(values, nan=-np.inf) > self.cutoff
+        mask[np.flatnonzero(values == self.cutoff)[: self.ties]] = True
+        return mask
+
+
+def rank_cuts(shard_values: list[np.ndarray], rule: KeepRule) -> list[RankCut]:
+    """Per-shard cuts of a ranking rule over ``shard_values`` (ranking values per shard, NaN = never kept)."""
+    if not rule.is_ranking:
+        raise ValueError("rank_cuts is for top_k / top_fraction rules")
+    valid = np.concatenate([np.asarray(v, dtype=np.float64) for v in shard_values] or [np.zeros(0)])
+    valid = valid[~np.isnan(valid)]
+    k = rule.top_count(len(valid))
+    if k == 0:
+        return [RankCut(np.inf, 0) for _ in shard_values]
+    cutoff = float(np.partition(valid, len(valid) - k)[len(valid) - k])
+    budget = k - int((valid > cutoff).sum())
+    cuts = []
+    for values in shard_values:
+        ties = min(budget, int((np.asarray(values, dtype=np.float64) == cutoff).sum()))
+        cuts.append(RankCut(cutoff, ties))
+        budget -= ties
+    return cuts

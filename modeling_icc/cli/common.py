@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import glob
 import sys
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -13,6 +15,8 @@ from ..caption_io import FORMATS, TEXT_COLUMN, CaptionTable, infer_format, read_
 from ..errors import UserInputError
 from ..loading import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError, load_scorer
 from ..scorer import ConcretenessScorer
+from ..selection import KeepRule
+from ..shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -37,7 +41,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
 
 def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
     group = parser.add_argument_group("input and output")
-    group.add_argument("--input", "-i", required=required, help="file to read, or '-' for stdin")
+    group.add_argument(
+        "--input",
+        "-i",
+        nargs="+",
+        required=required,
+        metavar="FILE",
+        help="file to read, or '-' for stdin; several files or quoted globs ('shards/*.tar') with --output-dir",
+    )
     group.add_argument(
         "--format", choices=FORMATS, default=None, help="input format (default: from extension; txt for stdin)"
     )
@@ -49,6 +60,74 @@ def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> Non
         default=None,
         help="default: from --output's extension, else the input format",
     )
+
+
+def add_shard_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "sharded jobs",
+        "With --output-dir, every input shard (parquet, jsonl, csv, txt or webdataset tar) gets one output "
+        "shard and a NAME.stats.json completion marker; re-running the same command resumes.",
+    )
+    group.add_argument("--output-dir", default=None, metavar="DIR", help="write one output per input shard here")
+    group.add_argument("--workers", type=int, default=1, help="processes scoring shards in parallel (default: 1)")
+    group.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bars over shards and rows (default: when stderr is a terminal)",
+    )
+
+
+def check_single_input(args: argparse.Namespace) -> None:
+    """Without --output-dir the command reads exactly one file (or stdin)."""
+    if args.input and (len(args.input) > 1 or glob.has_magic(args.input[0])):
+        raise UserInputError("several inputs or a glob need --output-dir DIR (one output per input shard)")
+    if args.workers != 1:
+        raise UserInputError("--workers applies to sharded jobs; add --output-dir DIR")
+    reads_tar = args.input and args.input[0] != "-" and infer_format(args.input[0], args.format) == "tar"
+    if reads_tar and not args.output and args.output_format in (None, "tar"):
+        raise UserInputError("tar output needs --output FILE (or --output-dir DIR, or another --output-format)")
+
+
+def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_options: object) -> int:
+    """``icc score|filter --output-dir``: one output per input shard, resumable."""
+    if args.output:
+        raise UserInputError("give --output FILE for one input or --output-dir DIR for shards, not both")
+    if args.input == ["-"]:
+        raise UserInputError("sharded jobs read files, not stdin")
+    inputs = tuple(expand_inputs(args.input))
+    scorer = open_scorer(args)
+    job = ShardJob(
+        inputs=inputs,
+        output_dir=Path(args.output_dir),
+        model=scorer.model_id,
+        column=args.column,
+        input_format=args.format,
+        output_format=args.output_format,
+        rule=rule,
+        device=args.device,
+        dtype=args.dtype,
+        batch_size=args.batch_size,
+        compile=args.compile,
+        workers=args.workers,
+        progress=args.progress,
+        **job_options,
+    )
+    summary = run_shard_job(job, scorer=scorer)
+    lines = [
+        f"{summary['shards']} shard{'s' * (summary['shards'] != 1)}, {summary['rows']} rows scored with "
+        f"{summary['model']}" + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
+        f"NaN (blank or non-text captions): {summary['nan']}",
+    ]
+    if "datacomp_subset" in summary:
+        subset = summary["datacomp_subset"]
+        lines.append(f"DataComp subset: {subset['uids']} uids in {subset['path']}")
+    lines.append(
+        f"outputs and per-shard stats in {args.output_dir}; run summary in {Path(args.output_dir) / SUMMARY_FILE}"
+    )
+    for line in lines:
+        print(f"icc: {line}", file=sys.stderr)
+    return 0
 
 
 def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
@@ -68,9 +147,10 @@ def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
 
 
 def read_input(args: argparse.Namespace) -> CaptionTable:
-    if args.input == "-":
+    (source,) = args.input
+    if source == "-":
         return read_table(sys.stdin.buffer, args.format or "txt", column=args.column)
-    return read_table(args.input, infer_format(args.input, args.format), column=args.column)
+    return read_table(source, infer_format(source, args.format), column=args.column)
 
 
 def output_format(args: argparse.Namespace, table: CaptionTable) -> str:

@@ -10,11 +10,14 @@ from ..errors import UserInputError
 from .common import (
     add_input_options,
     add_model_options,
+    add_shard_options,
+    check_single_input,
     open_scorer,
     output_format,
     print_summary,
     read_input,
     require_positive,
+    run_sharded,
     score_columns,
     score_table,
 )
@@ -25,6 +28,8 @@ EXAMPLES = """examples:
   icc score --model lite --input captions.txt --output scored.jsonl
   icc score --input pool.parquet --column TEXT --output pool.scored.parquet --batch-size 512
   cat captions.txt | icc score --input - > scored.tsv
+  icc score --input 'pool/*.parquet' --output-dir scored/ --workers 2   # re-run to resume
+  icc score --input 'shards/*.tar' --output-dir scores/   # tar shards -> parquet tables of scores
 """
 
 
@@ -39,6 +44,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="captions to score")
     add_input_options(parser, required=False)
+    add_shard_options(parser)
     add_model_options(parser)
     parser.set_defaults(run=run)
 
@@ -47,10 +53,15 @@ def run(args: argparse.Namespace) -> int:
     require_positive(args.batch_size, "--batch-size")
     if args.texts and args.input:
         raise UserInputError("give captions as arguments or --input, not both")
+    if args.output_dir:
+        if not args.input:
+            raise UserInputError("--output-dir needs --input shards")
+        return run_sharded(args)
     if not args.texts and not args.input:
         if sys.stdin.isatty():
             raise UserInputError("nothing to score: pass captions, --input FILE, or pipe text into --input -")
-        args.input = "-"
+        args.input = ["-"]
+    check_single_input(args)
     if args.texts:
         table = CaptionTable(
             "txt",

@@ -1,0 +1,67 @@
+"""``modeling_icc.ray`` on a local Ray instance: parquet in, actor-pool scoring, parquet out."""
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
+
+from modeling_icc import LiteScorer, load_scorer  # noqa: E402
+from modeling_icc import ray as icc_ray  # noqa: E402
+from modeling_icc.perf import synthetic_captions  # noqa: E402
+from modeling_icc.selection import KeepRule, keep_mask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    ray.data.DataContext.get_current().enable_progress_bars = False
+    yield
+    ray.shutdown()
+
+
+def write_pool(directory, n_files=2, rows=60):
+    captions = synthetic_captions(n_files * rows, seed=4)
+    captions[5] = ""
+    clip = np.random.default_rng(0).random(n_files * rows)
+    table = pa.table({"id": np.arange(n_files * rows), "caption": captions, "clip_score": clip})
+    directory.mkdir()
+    for i in range(n_files):
+        pq.write_table(table.slice(i * rows, rows), directory / f"part-{i}.parquet")
+    return table
+
+
+def read_sorted(directory) -> pa.Table:
+    table = pq.read_table(directory)
+    return table.take(pa.compute.sort_indices(table, [("id", "ascending")]))
+
+
+def test_lite_threshold_and_clip_rule_parquet_round_trip(local_ray, tmp_path):
+    pool = write_pool(tmp_path / "in")
+    ds = ray.data.read_parquet(str(tmp_path / "in"))
+    kept = icc_ray.filter_by_icc(ds, threshold=0.5, model="lite", clip=KeepRule(top_fraction=0.5))
+    kept.write_parquet(str(tmp_path / "out"))
+
+    scores = LiteScorer().score(pool.column("caption").to_pylist())
+    expected = keep_mask(scores, KeepRule(threshold=0.5))
+    expected &= keep_mask(pool.column("clip_score").to_numpy(), KeepRule(top_fraction=0.5))  # no ties: exact
+    result = read_sorted(tmp_path / "out")
+    assert result.column("id").to_pylist() == np.flatnonzero(expected).tolist()
+    np.testing.assert_allclose(result.column("icc_score").to_numpy(), scores[expected], atol=1e-6)
+    assert "__icc_raw_score" not in result.column_names
+
+
+def test_tiny_student_actor_scores_match_the_scorer_and_top_k(local_ray, tmp_path, tiny_student_dir):
+    pool = write_pool(tmp_path / "in", n_files=1, rows=50)
+    ds = ray.data.read_parquet(str(tmp_path / "in"))
+    scored = icc_ray.add_icc_scores(ds, model=str(tiny_student_dir), device="cpu", num_actors=1, batch_size=16)
+    scored.write_parquet(str(tmp_path / "scored"))
+    reference = load_scorer(tiny_student_dir, device="cpu").score(pool.column("caption").to_pylist())
+    result = read_sorted(tmp_path / "scored")
+    np.testing.assert_allclose(result.column("icc_score").to_numpy(), reference, atol=1e-5)
+
+    top = icc_ray.filter_by_icc(ray.data.read_parquet(str(tmp_path / "scored")), top_k=7).take_all()
+    cutoff = np.sort(reference)[-7]  # documented: every row tied at the cutoff is kept
+    assert sorted(row["id"] for row in top) == np.flatnonzero(reference >= cutoff).tolist()
+    assert len(top) >= 7

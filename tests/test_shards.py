@@ -1,0 +1,277 @@
+"""Sharded ``icc score|filter --output-dir``: formats, global ranking, resume, SIGKILL, workers, DataComp."""
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from modeling_icc import LiteScorer, datacomp
+from modeling_icc.cli.main import main
+from modeling_icc.perf import synthetic_captions
+from modeling_icc.selection import KeepRule, keep_mask, rank_cuts
+
+LITE = LiteScorer()
+
+
+def make_uids(n: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    return [f"{int(a):016x}{int(b):016x}" for a, b in rng.integers(0, 2**63, size=(n, 2), dtype=np.int64)]
+
+
+def write_parquet_pool(directory: Path, n_shards: int, rows: int, seed: int = 0) -> pa.Table:
+    """Shards of a DataComp-like metadata pool; returns the whole pool in shard order."""
+    rng = np.random.default_rng(seed)
+    captions = synthetic_captions(n_shards * rows, seed=seed)
+    captions[len(captions) // 2] = ""  # a blank caption scores NaN and is never kept
+    pool = pa.table(
+        {
+            "uid": make_uids(n_shards * rows, seed),
+            "caption": captions,
+            "clip_score": rng.random(n_shards * rows).round(2),  # rounded: many ties
+        }
+    )
+    directory.mkdir(parents=True, exist_ok=True)
+    for shard in range(n_shards):
+        pq.write_table(pool.slice(shard * rows, rows), directory / f"{shard:05d}.parquet")
+    return pool
+
+
+def write_tar_shard(path: Path, captions: list[str], uids: list[str]) -> None:
+    with tarfile.open(path, "w") as archive:
+        for index, (caption, uid) in enumerate(zip(captions, uids, strict=True)):
+            key = f"{path.stem}{index:04d}"
+            members = {
+                f"{key}.jpg": bytes(np.random.default_rng(index).integers(0, 256, 64, dtype=np.uint8)),
+                f"{key}.txt": caption.encode(),
+                f"{key}.json": json.dumps({"uid": uid, "caption": caption, "width": 64}).encode(),
+            }
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size, info.mtime = len(data), 1_700_000_000
+                archive.addfile(info, io.BytesIO(data))
+
+
+def icc(*args) -> int:
+    return main([str(arg) for arg in args])
+
+
+def test_rank_cuts_equal_keep_mask_over_the_concatenation():
+    rng = np.random.default_rng(0)
+    values = rng.integers(0, 5, size=200).astype(np.float64)  # heavy ties
+    values[rng.random(200) < 0.1] = np.nan
+    shards = np.split(values, [17, 17, 90, 150])  # includes an empty shard
+    for rule in (KeepRule(top_k=33), KeepRule(top_fraction=0.5), KeepRule(top_k=0), KeepRule(top_k=10_000)):
+        cuts = rank_cuts(shards, rule)
+        joined = np.concatenate([cut.mask(part) for cut, part in zip(cuts, shards, strict=True)])
+        np.testing.assert_array_equal(joined, keep_mask(values, rule))
+
+
+def test_sharded_filter_ranks_all_shards_together(tmp_path):
+    pool = write_parquet_pool(tmp_path / "in", n_shards=3, rows=40)
+    subset = tmp_path / "out" / "subset.npy"
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", tmp_path / "out"]
+    assert icc(*args, "--top-fraction", "0.5", "--clip-top-fraction", "0.6", "--datacomp-subset", subset) == 0
+
+    raw = LITE.score(pool.column("caption").to_pylist(), errors="nan", raw=True)
+    expected = keep_mask(np.clip(raw, 0, 1), KeepRule(top_fraction=0.5), ranking=raw)
+    expected &= keep_mask(pool.column("clip_score").to_numpy(), KeepRule(top_fraction=0.6))
+    kept = pa.concat_tables(pq.read_table(tmp_path / "out" / f"{i:05d}.parquet") for i in range(3))
+    assert kept.column("uid").to_pylist() == [pool.column("uid")[int(i)].as_py() for i in np.flatnonzero(expected)]
+    assert kept.schema.field("clip_score").type == pa.float64()
+
+    saved = datacomp.load_subset(subset)
+    assert saved.dtype == np.dtype("u8,u8")
+    assert datacomp.array_to_uids(saved) == sorted(kept.column("uid").to_pylist())  # sorted as hex = as (u8, u8)
+    summary = json.loads((tmp_path / "out" / "_summary.json").read_text())
+    assert (summary["shards"], summary["rows"], summary["kept"], summary["nan"]) == (3, 120, int(expected.sum()), 1)
+    stats = json.loads((tmp_path / "out" / "00001.stats.json").read_text())
+    assert stats["rows"] == 40 and stats["kept"] == int(expected[40:80].sum())
+
+
+def test_webdataset_tar_shards_filter_and_score(tmp_path):
+    captions = ["a red car on a street", "the meaning of life", "a brown dog on the grass", "an abstract idea"]
+    uids = make_uids(4, seed=3)
+    (tmp_path / "in").mkdir()
+    write_tar_shard(tmp_path / "in" / "shard-a.tar", captions[:2], uids[:2])
+    write_tar_shard(tmp_path / "in" / "shard-b.tar", captions[2:], uids[2:])
+    inputs = tmp_path / "in" / "*.tar"
+    assert icc("filter", "--model", "lite", "-i", inputs, "--output-dir", tmp_path / "kept", "--threshold", "0.6") == 0
+
+    scores = LITE.score(captions)
+    with (
+        tarfile.open(tmp_path / "in" / "shard-a.tar") as source,
+        tarfile.open(tmp_path / "kept" / "shard-a.tar") as out,
+    ):
+        names = out.getnames()
+        kept_keys = [f"shard-a{i:04d}" for i in range(2) if scores[i] >= 0.6]
+        assert [n for n in names if not n.endswith(".icc.json")] == [
+            f"{k}.{ext}" for k in kept_keys for ext in ("jpg", "txt", "json")
+        ]
+        for name in names:
+            if name.endswith(".icc.json"):
+                sidecar = json.loads(out.extractfile(name).read())
+                assert sidecar["icc_model"] == "lite" and sidecar["icc_score"] >= 0.6
+            else:
+                assert out.extractfile(name).read() == source.extractfile(name).read()
+
+    assert icc("score", "--model", "lite", "-i", inputs, "--output-dir", tmp_path / "scores", "--column", "txt") == 0
+    table = pq.read_table(tmp_path / "scores" / "shard-b.parquet")
+    assert table.column("__key__").to_pylist() == ["shard-b0000", "shard-b0001"]
+    assert table.column("uid").to_pylist() == uids[2:]
+    np.testing.assert_allclose(table.column("icc_score").to_numpy(), scores[2:], atol=1e-6)
+
+
+def test_jsonl_shards_keep_order_and_fields(tmp_path):
+    (tmp_path / "in").mkdir()
+    rows = [{"id": i, "caption": c, "meta": {"k": i}} for i, c in enumerate(synthetic_captions(30, seed=5))]
+    for part in range(3):
+        lines = "\n".join(json.dumps(r) for r in rows[part * 10 : part * 10 + 10])
+        (tmp_path / "in" / f"p{part}.jsonl").write_text(lines + "\n")
+    files = sorted((tmp_path / "in").glob("*.jsonl"))
+    assert icc("score", "--model", "lite", "-i", *files, "--output-dir", tmp_path / "out") == 0
+    out = [json.loads(line) for p in range(3) for line in (tmp_path / "out" / f"p{p}.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in out] == list(range(30)) and out[7]["meta"] == {"k": 7}
+    assert all(r["icc_model"] == "lite" for r in out)
+
+
+def outputs(directory: Path) -> dict[str, bytes]:
+    """Every file a run leaves, minus what legitimately differs between runs (timings, own paths)."""
+    files = {}
+    for path in sorted(directory.rglob("*")):
+        if not path.is_file() or path.name in ("_summary.json", ".icc.lock"):
+            continue
+        data = path.read_bytes()
+        if path.name.endswith(".stats.json"):
+            stats = json.loads(data)
+            data = json.dumps({k: v for k, v in stats.items() if k not in ("seconds", "output")}).encode()
+        if path.name == "_run.json":
+            data = json.dumps({k: v for k, v in json.loads(data).items() if k != "datacomp_subset"}).encode()
+        files[str(path.relative_to(directory))] = data
+    return files
+
+
+@pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "40"]])
+def test_resume_skips_finished_shards_and_redoes_partial_ones(tmp_path, rule):
+    write_parquet_pool(tmp_path / "in", n_shards=3, rows=30)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", *rule]
+    assert icc(*args, "--output-dir", tmp_path / "ref") == 0
+    assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    finished = tmp_path / "out" / "00000.parquet"
+    before = finished.stat().st_mtime_ns
+    # a crash after shard 1's output was renamed but before its stats; shard 2 died mid-write
+    (tmp_path / "out" / "00001.stats.json").unlink()
+    (tmp_path / "out" / "00002.stats.json").unlink()
+    (tmp_path / "out" / "00002.parquet").unlink()
+    (tmp_path / "out" / ".00002.parquet.abc.tmp").write_bytes(b"half a parquet")
+    assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    assert finished.stat().st_mtime_ns == before
+    assert outputs(tmp_path / "out") == outputs(tmp_path / "ref")
+
+
+def test_resume_refuses_different_settings(tmp_path, capsys):
+    write_parquet_pool(tmp_path / "in", n_shards=2, rows=5)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", tmp_path / "out"]
+    assert icc(*args, "--threshold", "0.5") == 0
+    assert icc(*args, "--threshold", "0.7") == 2
+    assert "holds a run with different rule" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["-i", "{dir}/nothing-*.parquet", "--output-dir", "{dir}/o"], "no file matches"),
+        (["-i", "{dir}/in", "--output-dir", "{dir}/o"], "is a directory"),
+        (["-i", "{dir}/in/*.parquet"], "need --output-dir"),
+        (["-i", "{dir}/in/*.parquet", "{dir}/other/00000.parquet", "--output-dir", "{dir}/o"], "would both write"),
+        (["-i", "{dir}/in/*.parquet", "--output-dir", "{dir}/in", "--output-format", "parquet"], "overwrite an input"),
+        (["-i", "{dir}/in/00000.parquet", "--workers", "2"], "--workers applies to sharded jobs"),
+    ],
+)
+def test_sharded_user_errors(tmp_path, capsys, extra, message):
+    write_parquet_pool(tmp_path / "in", n_shards=1, rows=3)
+    write_parquet_pool(tmp_path / "other", n_shards=1, rows=3)
+    args = [arg.format(dir=tmp_path) for arg in extra]
+    assert icc("score", "--model", "lite", *args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_workers_give_the_same_bytes_as_one_process(tmp_path):
+    write_parquet_pool(tmp_path / "in", n_shards=4, rows=50)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "77"]
+    assert icc(*args, "--output-dir", tmp_path / "one") == 0
+    assert icc(*args, "--output-dir", tmp_path / "two", "--workers", "2") == 0
+    assert outputs(tmp_path / "two") == outputs(tmp_path / "one")
+
+
+@pytest.mark.parametrize(
+    ("rule", "marker"),
+    [
+        (["--threshold", "0.55"], "*.stats.json"),  # one pass: killed after the first finished shard
+        (["--top-fraction", "0.4"], ".icc-work/*.raw.npz"),  # ranking: killed in the scoring phase
+    ],
+)
+def test_sigkill_mid_run_then_resume_is_byte_identical(tmp_path, rule, marker):
+    n_shards = 8
+    write_parquet_pool(tmp_path / "in", n_shards=n_shards, rows=4000)
+    common = ["filter", "--model", "lite", "-i", str(tmp_path / "in" / "*.parquet"), *rule, "--no-progress"]
+    assert icc(*common, "--output-dir", tmp_path / "ref", "--datacomp-subset", tmp_path / "ref" / "s.npy") == 0
+
+    out = tmp_path / "killed"
+    command = [sys.executable, "-m", "modeling_icc", *common, "--output-dir", str(out)]
+    command += ["--datacomp-subset", str(out / "s.npy")]
+    job = subprocess.Popen(command, start_new_session=True, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while not list(out.glob(marker)) and job.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.killpg(job.pid, signal.SIGKILL)
+    job.wait()
+    finished = len(list(out.glob(marker)))
+    assert job.returncode == -signal.SIGKILL and 1 <= finished < n_shards, "the kill must land mid-run"
+    assert not (out / "s.npy").exists() and not (out / "_summary.json").exists()
+
+    assert icc(*common, "--output-dir", out, "--datacomp-subset", out / "s.npy") == 0
+    assert outputs(out) == outputs(tmp_path / "ref")
+    summary = json.loads((out / "_summary.json").read_text())
+    assert summary["rows"] == n_shards * 4000
+
+
+def test_datacomp_uids_round_trip(tmp_path):
+    uids = [*make_uids(50, seed=9), "00000000000000000000000000000000", "ffffffffffffffffffffffffffffffff"]
+    array, duplicates = datacomp.subset_array([datacomp.uids_to_array(uids[:30]), datacomp.uids_to_array(uids[20:])])
+    assert duplicates == 10
+    path = datacomp.save_subset(tmp_path / "subset.npy", array)
+    loaded = np.load(path, allow_pickle=False)
+    assert loaded.dtype == np.dtype("u8,u8") and loaded.shape == (52,)
+    assert datacomp.array_to_uids(loaded) == sorted(uids)
+    # DataComp's own recipe: int(uid[:16], 16), int(uid[16:32], 16), then sort
+    reference = np.array([(int(u[:16], 16), int(u[16:32], 16)) for u in uids], np.dtype("u8,u8"))
+    reference.sort()
+    np.testing.assert_array_equal(loaded, reference)
+    with pytest.raises(ValueError, match="not a 32-digit hex string"):
+        datacomp.uids_to_array(["abc"])
+    with pytest.raises(ValueError, match="not a hex string"):
+        datacomp.uids_to_array(["z" * 32])
+
+
+def test_single_file_filter_with_clip_rule_and_subset(tmp_path, capsys):
+    pool = write_parquet_pool(tmp_path, n_shards=1, rows=20)
+    subset = tmp_path / "subset.npy"
+    args = ["filter", "--model", "lite", "-i", tmp_path / "00000.parquet", "-o", tmp_path / "kept.parquet"]
+    assert icc(*args, "--threshold", "0.5", "--clip-threshold", "0.5", "--datacomp-subset", subset) == 0
+    scores = LITE.score(pool.column("caption").to_pylist(), errors="nan")
+    expected = (np.nan_to_num(scores, nan=-1) >= 0.5) & (pool.column("clip_score").to_numpy() >= 0.5)
+    kept = pq.read_table(tmp_path / "kept.parquet").column("uid").to_pylist()
+    assert kept == [pool.column("uid")[int(i)].as_py() for i in np.flatnonzero(expected)]
+    assert datacomp.array_to_uids(datacomp.load_subset(subset)) == sorted(kept)
+    assert "and clip_score: score >= 0.5" in capsys.readouterr().err
