@@ -98,6 +98,7 @@ def model_card(
             "Pass --scorer with the id the student was benchmarked under."
         )
     model_name = repo_id.split("/")[-1]
+    results = eval_results(own_rows, bench, benchmark_dataset)
     card_data = ModelCardData(
         language="en",
         license=license,
@@ -106,9 +107,9 @@ def model_card(
         tags=["icc", "image-captioning", "dataset-curation", "concreteness", "regression"],
         base_model=provenance.base_model if _is_hub_id(provenance.base_model) else None,
         datasets=[name for name in (teacher_dataset, benchmark_dataset) if name] or None,
-        metrics=sorted({HUB_METRIC_IDS[m] for row in own_rows for m in row.metrics if m in HUB_METRIC_IDS}),
+        metrics=sorted({result.metric_type for result in results}) or None,
         model_name=model_name,
-        eval_results=eval_results(own_rows, bench, benchmark_dataset),
+        eval_results=results,
     )
     return ModelCard.from_template(
         card_data,
