@@ -1,5 +1,6 @@
 # The README's two commands: `make demo` (score + filter captions with the embedded
-# zero-download model) and `make test`. Both create .venv and install what they need.
+# zero-download model) and `make test`. Both create .venv and install what they need:
+# the demo only the core package, the tests every extra they exercise ($(EXTRAS)).
 #
 # torch: without an NVIDIA GPU we ask for torch==2.13.0 (on the project's CI machines a
 # small CPU build on local disk); with `nvidia-smi` present pip's default CUDA build is
@@ -11,19 +12,28 @@ BIN := $(VENV)/bin
 TORCH_SPEC ?= $(if $(shell command -v nvidia-smi 2>/dev/null),torch,torch==2.13.0)
 EXTRAS ?= dev,baselines,teachers,ray,space-test
 PIP := $(BIN)/python -m pip --disable-pip-version-check
-STAMP := $(VENV)/.installed-$(EXTRAS)
+CORE_STAMP := $(VENV)/.installed-core
+FULL_STAMP := $(VENV)/.installed-$(EXTRAS)
 
-.PHONY: install demo test lint format clean
+.PHONY: install install-core demo test lint format clean
 
-install: $(STAMP)
+install: $(FULL_STAMP)
+install-core: $(CORE_STAMP)
 
-$(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(CORE_STAMP): pyproject.toml | $(VENV)/bin/python
+	$(PIP) install -q "$(TORCH_SPEC)"
+	$(PIP) install -q -e .
+	touch $@
+
+$(FULL_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q "$(TORCH_SPEC)"
 	$(PIP) install -q -e ".[$(EXTRAS)]"
 	touch $@
 
-demo: install
+demo: install-core
 	HF_HUB_OFFLINE=1 $(BIN)/icc filter --model lite --threshold 0.5 \
 		--input modeling_icc/data/demo_captions.txt --output outputs/demo_kept.jsonl --show 30
 
