@@ -17,6 +17,7 @@ from .modeling_icc import ICCForConcreteness, ICCOutput
 from .neural_scorer import NeuralScorer
 from .scorer import ConcretenessScorer
 from .selection import KeepRule
+from .version import DISTRIBUTION, __version__
 
 AutoConfig.register(ICCConfig.model_type, ICCConfig, exist_ok=True)
 AutoModel.register(ICCConfig, ICCForConcreteness, exist_ok=True)
@@ -47,9 +48,9 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__version__ = "0.1.0"
 __all__ = [
     "DEFAULT_MODEL_ID",
+    "DISTRIBUTION",
     "ConcretenessScorer",
     "ICCConfig",
     "ICCForConcreteness",
@@ -62,6 +63,7 @@ __all__ = [
     "filter_by_icc",
     "load_scorer",
     "metric_path",
+    "__version__",
     "prepare_texts",
     *_LAZY_NAMES,
 ]

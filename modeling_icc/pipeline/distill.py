@@ -20,6 +20,7 @@ import torch
 from ..modeling_icc import ICCForConcreteness
 from ..perf import package_versions, write_json
 from ..training_recipe import TrainingRecipe
+from ..version import DISTRIBUTION
 from .combine import ScoreCombiner
 
 PROVENANCE_FILE = "icc_provenance.json"
@@ -143,7 +144,7 @@ def distill_student(
         "target": {"mean": float(targets.mean()), "sd": float(targets.std())},
         "training": asdict(config),
         "held_out_metrics": metrics,
-        "versions": package_versions("icc", "transformers", "torch"),
+        "versions": package_versions(DISTRIBUTION, "transformers", "torch"),
         **(provenance or {}),
     }
     write_json(output_dir / PROVENANCE_FILE, record)

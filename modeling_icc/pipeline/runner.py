@@ -23,6 +23,7 @@ from ..errors import UserInputError
 from ..perf import package_versions, write_json
 from ..shipped_data import dev_split
 from ..teachers import CaptionSet, SBAForCaptionReconstruction, load_captions, read_shards, score_to_shards, train_sba
+from ..version import DISTRIBUTION
 from .combine import ScoreCombiner
 from .config import PipelineConfig
 from .distill import distill_student, distill_two_stage
@@ -89,7 +90,9 @@ class PipelineRun:
                 "plots": sorted(str(p) for p in self.path("plots").glob("*.png")),
             },
             "config": self.config.to_dict(),
-            "versions": package_versions("icc", "torch", "transformers", "diffusers", "bert-score", "scikit-learn"),
+            "versions": package_versions(
+                DISTRIBUTION, "torch", "transformers", "diffusers", "bert-score", "scikit-learn"
+            ),
         }
         write_json(self.path("summary.json"), summary)
         return summary

@@ -33,6 +33,7 @@ from ..loading import load_scorer
 from ..measurement import metric_path
 from ..modeling_icc import ICCForConcreteness
 from ..shipped_data import dev_split, paper_examples
+from ..version import DISTRIBUTION
 
 KINDS = ("model", "dataset", "space", "metric")
 REPO_TYPES = {"model": "model", "dataset": "dataset", "space": "space", "metric": "space"}
@@ -376,11 +377,11 @@ def _read_requirements(path: Path) -> dict[str, Requirement]:
 def space_requirement_names() -> list[str]:
     """Distributions a Space running ``modeling_icc`` needs: the package's core deps and gradio."""
     names = []
-    for spec in metadata.requires("icc") or []:
+    for spec in metadata.requires(DISTRIBUTION) or []:
         requirement = Requirement(spec)
         if requirement.marker is None or requirement.marker.evaluate({"extra": "space"}):
             names.append(requirement.name.lower().replace("_", "-"))
-    return [name for name in dict.fromkeys(names) if name != "icc"]
+    return [name for name in dict.fromkeys(names) if name != DISTRIBUTION]
 
 
 # -- uploading ------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ..perf import package_versions
+from ..version import DISTRIBUTION
 from .modeling_sba import SBAForCaptionReconstruction
 from .similarity import best_char_similarity
 
@@ -66,7 +67,7 @@ class SBATeacher:
             "num_soft_tokens": config.num_soft_tokens,
             "similarity": "char_levenshtein",
             **self.options,
-            "versions": package_versions("icc", "transformers", "torch", "rapidfuzz"),
+            "versions": package_versions(DISTRIBUTION, "transformers", "torch", "rapidfuzz"),
         }
 
     def score(self, captions: list[str], row_ids: list[str], seed: int) -> list[Reconstruction]:

@@ -15,6 +15,7 @@ import torch
 
 from ..devices import resolve_device, resolve_dtype
 from ..perf import package_versions
+from ..version import DISTRIBUTION
 from .similarity import DEFAULT_BERTSCORE_LAYERS, DEFAULT_BERTSCORE_MODEL, BERTScoreSimilarity
 from .teacher import Reconstruction, caption_seed
 
@@ -103,7 +104,7 @@ class VBAPipeline:
         return cls(pipe, model, processor, similarity, model_ids=ids, **options)
 
     def provenance(self) -> dict[str, object]:
-        versions = package_versions("icc", "diffusers", "transformers", "torch")
+        versions = package_versions(DISTRIBUTION, "diffusers", "transformers", "torch")
         similarity = self.similarity.provenance
         return {
             **self.model_ids,
