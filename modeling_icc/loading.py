@@ -60,8 +60,9 @@ def load_scorer(
     when present; ``dtype`` to bf16 on GPUs and on CPUs with native bf16 (AMX,
     AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``). Weights are read
     from safetensors only. ``compile=True`` runs the model through ``torch.compile``
-    (dynamic shapes, frozen weights): slower to start (about a minute), faster on
-    long jobs (1.6x measured on this project's 2-core CPU in bf16).
+    (dynamic shapes, frozen weights): about a minute to start; on this project's
+    2-core CPU it measured 1.1x in fp32 and no gain in bf16
+    (``benchmarks/student_throughput.py --compile``); untested on GPUs here.
     """
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
     if name == LITE_MODEL_ID:  # device, dtype and batching do not apply to the pure-Python model

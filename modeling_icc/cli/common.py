@@ -35,7 +35,7 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
         help="float32, bfloat16 or float16 (default: bf16 on GPUs and on CPUs with native bf16, else fp32)",
     )
     group.add_argument(
-        "--compile", action="store_true", help="torch.compile the model: about a minute to start, faster on long jobs"
+        "--compile", action="store_true", help="torch.compile the model (about a minute to start; see load_scorer)"
     )
 
 
