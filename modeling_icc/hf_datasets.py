@@ -29,8 +29,9 @@ from tqdm.auto import tqdm
 from .columns import AGGREGATES, aggregate, aggregate_column, is_nested, scored_columns, to_float_array, to_pylist
 from .errors import UserInputError
 from .filter_plan import RAW_SCORE_COLUMN, FilterPlan, Level, float_rows, require_columns
+from .scorer_cache import ModelSpec, cached_scorer
 from .selection import KeepRule, keep_mask
-from .workers import ModelSpec, cached_scorer, device_for_rank, threads_per_worker
+from .workers import device_for_rank, threads_per_worker
 
 #: Rows per ``map`` call: large enough for length-sorted batching inside the scorer to pay off.
 DEFAULT_BATCH_SIZE = 4096

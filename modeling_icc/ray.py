@@ -32,8 +32,8 @@ import torch
 
 from .columns import AGGREGATES, is_nested, scored_columns, to_float_array
 from .filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
+from .scorer_cache import ModelSpec, cached_scorer
 from .selection import KeepRule, rank_cuts
-from .workers import ModelSpec, cached_scorer
 
 #: Rows per batch handed to an actor: large enough for length-sorted batching to pay off.
 DEFAULT_BATCH_SIZE = 4096

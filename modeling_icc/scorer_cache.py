@@ -1,7 +1,9 @@
-"""One loaded scorer per (model, device, dtype), shared by the evaluate module and the Space.
+"""One loaded scorer per (model, device, dtype, batch size, compile) and process.
 
-Loading a neural student takes seconds and hundreds of MB; a metric called once per
-evaluation step, or a demo called once per click, must not pay that every time.
+Loading a neural student takes seconds and hundreds of MB. The evaluate module (called
+once per evaluation step), the Space (once per click) and the data engines
+(``datasets.map``, shard worker pools, Ray actors: many calls per process) share this
+cache so each process loads a model once.
 """
 
 from __future__ import annotations
@@ -13,33 +15,41 @@ from functools import lru_cache
 import torch
 
 from .devices import resolve_device, resolve_dtype
-from .loading import LITE_MODEL_ID, load_scorer
+from .loading import DEFAULT_MODEL_ID, LITE_MODEL_ID, load_scorer
 from .scorer import ConcretenessScorer
+
+#: What callers may pass as a model: anything :func:`load_scorer` accepts, or a ready scorer.
+ModelSpec = str | os.PathLike | ConcretenessScorer | None
 
 
 def cached_scorer(
-    model_id: str | os.PathLike,
+    model: ModelSpec = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
+    batch_size: int | None = None,
+    compile: bool = False,
 ) -> ConcretenessScorer:
-    """The scorer for ``model_id`` on ``device`` in ``dtype``, loaded on first use and kept.
+    """The scorer for ``model`` on ``device`` in ``dtype``, loaded on first use and kept.
 
-    ``None`` device/dtype resolve to the same defaults as :func:`load_scorer`, so
-    ``cached_scorer(m)`` and ``cached_scorer(m, "cpu", "float32")`` share one model on a CPU.
+    A ready scorer is returned as is. ``None`` device/dtype resolve to the same defaults
+    as :func:`load_scorer`, so ``cached_scorer(m)`` and ``cached_scorer(m, "cpu", <the
+    CPU default>)`` share one model.
     """
-    name = os.fspath(model_id)
+    if isinstance(model, ConcretenessScorer):
+        return model
+    name = os.fspath(model) if model is not None else DEFAULT_MODEL_ID
     if name == LITE_MODEL_ID:
-        return _load(name, "cpu", "float32")
+        return _load(name, "cpu", "float32", None, False)
     resolved_device = resolve_device(device)
     resolved_dtype = resolve_dtype(dtype, resolved_device)
-    return _load(name, str(resolved_device), str(resolved_dtype).removeprefix("torch."))
+    return _load(name, str(resolved_device), str(resolved_dtype).removeprefix("torch."), batch_size, compile)
 
 
 @lru_cache(maxsize=8)
-def _load(name: str, device: str, dtype: str) -> ConcretenessScorer:
+def _load(name: str, device: str, dtype: str, batch_size: int | None, compile: bool) -> ConcretenessScorer:
     if name == LITE_MODEL_ID:
         return load_scorer(name)
-    return load_scorer(name, device=device, dtype=dtype)
+    return load_scorer(name, device=device, dtype=dtype, batch_size=batch_size, compile=compile)
 
 
 def clear_scorer_cache() -> None:

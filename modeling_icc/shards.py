@@ -42,8 +42,9 @@ from .columns import score_flat, to_float_array
 from .errors import UserInputError
 from .perf import environment, write_json
 from .scorer import ConcretenessScorer
+from .scorer_cache import cached_scorer
 from .selection import KeepRule, RankCut, keep_mask, rank_cuts
-from .workers import cached_scorer, device_for_rank, threads_per_worker
+from .workers import device_for_rank, threads_per_worker
 
 RUN_FILE = "_run.json"
 SUMMARY_FILE = "_summary.json"

@@ -1,9 +1,6 @@
-"""One scorer per worker process: a per-process cache, GPU placement by rank, CPU thread sharing.
+"""Worker processes of the data engines: GPU placement by rank and CPU thread sharing.
 
-Data engines (``datasets.map``, a process pool over shards, Ray actors) call the
-scoring function many times per process. Loading a neural student takes
-seconds, so each process loads it once and reuses it; the cache key is
-everything that changes the loaded weights or where they run.
+(Each process loads its scorer once through :func:`modeling_icc.scorer_cache.cached_scorer`.)
 """
 
 from __future__ import annotations
@@ -11,38 +8,6 @@ from __future__ import annotations
 import os
 
 import torch
-
-from .loading import DEFAULT_MODEL_ID, load_scorer
-from .scorer import ConcretenessScorer
-
-ModelSpec = str | os.PathLike | ConcretenessScorer | None
-
-_SCORERS: dict[tuple, ConcretenessScorer] = {}
-
-
-def cached_scorer(
-    model: ModelSpec = None,
-    device: str | torch.device | None = None,
-    dtype: str | torch.dtype | None = None,
-    batch_size: int | None = None,
-    compile: bool = False,
-) -> ConcretenessScorer:
-    """The scorer for ``model`` in this process, loaded on first use.
-
-    ``model`` is anything :func:`load_scorer` accepts, or a ready scorer (returned as is).
-    """
-    if isinstance(model, ConcretenessScorer):
-        return model
-    name = os.fspath(model) if model is not None else DEFAULT_MODEL_ID
-    key = (name, None if device is None else str(device), None if dtype is None else str(dtype), batch_size, compile)
-    if key not in _SCORERS:
-        _SCORERS[key] = load_scorer(name, device=device, dtype=dtype, batch_size=batch_size, compile=compile)
-    return _SCORERS[key]
-
-
-def clear_scorer_cache() -> None:
-    """Drop every cached scorer (frees GPU memory held by this process)."""
-    _SCORERS.clear()
 
 
 def device_for_rank(device: str | torch.device | None, rank: int | None, cuda_devices: int | None = None) -> str | None:

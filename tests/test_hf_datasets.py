@@ -14,6 +14,7 @@ from modeling_icc import (
     filter_by_icc,
     hf_datasets,
     load_scorer,
+    scorer_cache,
     workers,
 )
 from modeling_icc.errors import UserInputError
@@ -184,9 +185,9 @@ def test_user_errors():
 
 def test_scorer_is_loaded_once_per_process(tiny_student_dir, monkeypatch):
     loads = []
-    real = workers.load_scorer
-    monkeypatch.setattr(workers, "load_scorer", lambda *a, **k: loads.append(a) or real(*a, **k))
-    workers.clear_scorer_cache()
+    real = scorer_cache.load_scorer
+    monkeypatch.setattr(scorer_cache, "load_scorer", lambda *a, **k: loads.append(a) or real(*a, **k))
+    scorer_cache.clear_scorer_cache()
     add_icc_scores(pool(), model=str(tiny_student_dir), device="cpu", batch_size=2)
     list(add_icc_scores(pool().to_iterable_dataset(), model=str(tiny_student_dir), device="cpu", batch_size=2))
     assert len(loads) == 1
@@ -204,7 +205,7 @@ def test_device_for_rank_spreads_processes_over_gpus():
 def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, tmp_path, monkeypatch):
     """Two processes on CPU; the placement they would get on a 2-GPU machine is recorded per process."""
     log = tmp_path / "placement.jsonl"
-    real_load = workers.load_scorer
+    real_load = scorer_cache.load_scorer
 
     def record_device(device, rank, cuda_devices=None):
         with log.open("a") as handle:
@@ -221,8 +222,8 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
         return real_load(*args, **kwargs)
 
     monkeypatch.setattr(hf_datasets, "device_for_rank", record_device)
-    monkeypatch.setattr(workers, "load_scorer", record_load)
-    workers.clear_scorer_cache()
+    monkeypatch.setattr(scorer_cache, "load_scorer", record_load)
+    scorer_cache.clear_scorer_cache()
     captions = [c or "" for c in CAPTIONS] * 4
     scored = add_icc_scores(
         datasets.Dataset.from_dict({"caption": captions}), model=str(tiny_student_dir), num_proc=2, batch_size=4
