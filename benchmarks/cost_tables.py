@@ -50,7 +50,8 @@ def measured_rates() -> list[dict]:
             continue
         env = student["environment"]
         for name, result in student["results"].items():
-            if not name.startswith("load_scorer_"):
+            # The default scorer per dtype only ("load_scorer_<dtype>"), not the comparison variants.
+            if not name.startswith("load_scorer_") or name.count("_") > 2:
                 continue
             if device == "cpu":
                 threads = env.get("torch_threads") or env.get("cpu_count") or 1

@@ -14,7 +14,7 @@ Accuracy of reduced precision is measured separately on a *trained* stand-in
 ``ICCForConcreteness`` with a head fitted to ICC-like scores), because a random
 encoder's outputs barely vary and would hide or exaggerate the error.
 
-    python benchmarks/student_throughput.py --device cpu --n 1024 --repeats 3
+    python benchmarks/student_throughput.py --device cpu --n 4096 --repeats 5
 """
 
 from __future__ import annotations
@@ -53,34 +53,38 @@ def naive_scores(model, tokenizer, captions: list[str], batch_size: int, device:
 
 
 def reduced_precision_deviation(dtypes: list[str], captions: list[str]) -> dict:
-    """|score(dtype) - score(fp32)| on the trained proxy student, over dev + synthetic captions."""
+    """|score - fp32 module score| on the trained proxy student, over dev + synthetic captions."""
     from modeling_icc.proxy_student import trained_proxy_student
 
     model, tokenizer = trained_proxy_student()
     texts = [row["caption"] for row in dev_split()] + captions
-    reference = NeuralScorer(model, tokenizer, model_id="proxy", progress=False).score(texts, raw=True)
+    reference = NeuralScorer(model, tokenizer, model_id="proxy", progress=False, fast=False).score(texts, raw=True)
     out = {
-        "model": "all-MiniLM-L6-v2 encoder in ICCForConcreteness, head fitted to lite scores (fp32)",
+        "model": "all-MiniLM-L6-v2 encoder in ICCForConcreteness, head fitted to lite scores",
+        "reference": "the transformers module in fp32",
         "n_captions": len(texts),
         "fp32_score_sd": float(reference.std()),
     }
     for dtype in dtypes:
-        if dtype == "float32":
-            continue
-        reduced = NeuralScorer(copy.deepcopy(model).to(getattr(torch, dtype)), tokenizer, model_id="proxy")
-        deviation = np.abs(reduced.score(texts, raw=True) - reference)
-        out[dtype] = {
-            "max_abs_deviation": float(deviation.max()),
-            "p99_abs_deviation": float(np.percentile(deviation, 99)),
-            "mean_abs_deviation": float(deviation.mean()),
-        }
+        for fast in (True, False):
+            if dtype == "float32" and not fast:
+                continue
+            reduced = NeuralScorer(
+                copy.deepcopy(model).to(getattr(torch, dtype)), tokenizer, model_id="proxy", progress=False, fast=fast
+            )
+            deviation = np.abs(reduced.score(texts, raw=True) - reference)
+            out[dtype + ("" if fast else "_module")] = {
+                "max_abs_deviation": float(deviation.max()),
+                "p99_abs_deviation": float(np.percentile(deviation, 99)),
+                "mean_abs_deviation": float(deviation.mean()),
+            }
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--n", type=int, default=1024, help="captions per timed run")
+    parser.add_argument("--n", type=int, default=4096, help="captions per timed run")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--naive-batch-size", type=int, default=None, help="default: 32 on CPU, 256 on GPU")
     parser.add_argument("--compile", action="store_true", help="also time torch.compile'd variants")
@@ -104,15 +108,24 @@ def main() -> None:
     results["naive_fp32"] = {"captions_per_s": args.n / naive_seconds, "runs_s": naive_runs, "batch_size": naive_batch}
 
     dtypes = ["float32", "bfloat16"] if device == "cpu" else ["bfloat16"]
-    variants = [(dtype, False) for dtype in dtypes] + ([(dtype, True) for dtype in dtypes] if args.compile else [])
-    for dtype, compiled in variants:
+    # (dtype, forward): "fast" is the default FastICCEncoder, "module" the transformers module.
+    variants = [(dtype, "fast") for dtype in dtypes] + [("bfloat16", "module")]
+    variants += [(dtype, "compiled") for dtype in dtypes] if args.compile else []
+    for dtype, forward in variants:
         model = ICCForConcreteness(config).eval()
         model.load_state_dict(fp32_model.state_dict())
         model.to(device=device, dtype=getattr(torch, dtype))
-        scorer = NeuralScorer(model, tokenizer, model_id="random-distilroberta", progress=False, compile=compiled)
+        scorer = NeuralScorer(
+            model,
+            tokenizer,
+            model_id="random-distilroberta",
+            progress=False,
+            compile=forward == "compiled",
+            fast=forward == "fast",
+        )
         seconds, runs = median_seconds(lambda scorer=scorer: scorer.score(captions, raw=True), args.repeats)
         deviation = np.abs(scorer.score(captions, raw=True) - reference)
-        results[f"load_scorer_{dtype}" + ("_compiled" if compiled else "")] = {
+        results[f"load_scorer_{dtype}" + ("" if forward == "fast" else f"_{forward}")] = {
             "captions_per_s": args.n / seconds,
             "runs_s": runs,
             "speedup_vs_naive": naive_seconds / seconds,

@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-#: Pad every batch's width up to a multiple of this (tensor-core friendly on GPUs).
+#: Default rounding of every batch's width (tensor-core friendly on GPUs; CPUs use 1).
 PAD_MULTIPLE = 8
 
 
@@ -19,7 +19,9 @@ def padded_width(length: int, multiple: int = PAD_MULTIPLE) -> int:
     return -(-length // multiple) * multiple
 
 
-def plan_batches(sorted_lengths: np.ndarray, max_rows: int, max_tokens: int) -> Iterator[slice]:
+def plan_batches(
+    sorted_lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int = PAD_MULTIPLE
+) -> Iterator[slice]:
     """Slices of ``sorted_lengths`` (ascending) such that rows x padded width <= ``max_tokens``.
 
     A single row longer than the budget still gets a batch of its own.
@@ -28,16 +30,18 @@ def plan_batches(sorted_lengths: np.ndarray, max_rows: int, max_tokens: int) -> 
     while start < n:
         end = start + 1
         while end < n and end - start < max_rows:
-            if (end - start + 1) * padded_width(int(sorted_lengths[end])) > max_tokens:
+            if (end - start + 1) * padded_width(int(sorted_lengths[end]), multiple) > max_tokens:
                 break
             end += 1
         yield slice(start, end)
         start = end
 
 
-def pad_rows(token_ids: Sequence[Sequence[int]], rows: np.ndarray, pad_id: int) -> tuple[np.ndarray, np.ndarray]:
+def pad_rows(
+    token_ids: Sequence[Sequence[int]], rows: np.ndarray, pad_id: int, multiple: int = PAD_MULTIPLE
+) -> tuple[np.ndarray, np.ndarray]:
     """Right-padded ``(input_ids, attention_mask)`` int64 arrays for the given rows."""
-    width = padded_width(max(len(token_ids[row]) for row in rows))
+    width = padded_width(max(len(token_ids[row]) for row in rows), multiple)
     input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
     attention_mask = np.zeros((len(rows), width), dtype=np.int64)
     for out_row, row in enumerate(rows):

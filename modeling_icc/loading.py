@@ -59,9 +59,10 @@ def load_scorer(
     ``"lite"`` for the embedded zero-download model. ``device`` defaults to CUDA
     when present; ``dtype`` to bf16 on GPUs and on CPUs with native bf16 (AMX,
     AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``). Weights are read
-    from safetensors only. ``compile=True`` runs the model through ``torch.compile``
-    (dynamic shapes, frozen weights): about a minute to start; on this project's
-    2-core CPU it measured 1.1x in fp32 and no gain in bf16
+    from safetensors only. ``compile=True`` runs the ``transformers`` module through
+    ``torch.compile`` (dynamic shapes, frozen weights) instead of the default
+    :class:`~modeling_icc.fast_encoder.FastICCEncoder`: about a minute to start and, on
+    this project's 2-core CPU, slower than the default
     (``benchmarks/student_throughput.py --compile``); untested on GPUs here.
     """
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
