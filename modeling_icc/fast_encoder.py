@@ -90,9 +90,10 @@ class FastICCEncoder(nn.Module):
             return tensor.detach()  # shares storage: no second copy of the weights
 
         def linear(*layers: nn.Linear) -> _Linear:
-            weight = torch.cat([layer.weight.detach() for layer in layers]) if len(layers) > 1 else layers[0].weight
-            bias = torch.cat([layer.bias.detach() for layer in layers]) if len(layers) > 1 else layers[0].bias
-            return _Linear(weight.detach(), bias.detach(), mkldnn=mkldnn, batch_hint=batch_hint)
+            """One product for all ``layers`` (stacked outputs), e.g. Q, K and V."""
+            weight = torch.cat([layer.weight for layer in layers]) if len(layers) > 1 else layers[0].weight
+            bias = torch.cat([layer.bias for layer in layers]) if len(layers) > 1 else layers[0].bias
+            return _Linear(frozen(weight), frozen(bias), mkldnn=mkldnn, batch_hint=batch_hint)
 
         embeddings = model.roberta.embeddings
         self.word_embeddings = frozen(embeddings.word_embeddings.weight)
