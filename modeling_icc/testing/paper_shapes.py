@@ -16,6 +16,7 @@ from .teachers import (
     build_blip2,
     build_text_to_image,
     built_on,
+    special_token_ids,
     tiny_clip_tokenizer,
     tiny_llama_tokenizer,
     tiny_opt_tokenizer,
@@ -63,9 +64,7 @@ def paper_sba(device: str | torch.device, dtype: torch.dtype):
     text_tokenizer, lm_tokenizer = tiny_clip_tokenizer(), tiny_llama_tokenizer()
     config = SBAConfig(
         text_config={
-            "bos_token_id": text_tokenizer.bos_token_id,
-            "eos_token_id": text_tokenizer.eos_token_id,
-            "pad_token_id": text_tokenizer.pad_token_id,
+            **special_token_ids(text_tokenizer),
             **SBAConfig.sub_configs_defaults["text_config"].init_kwargs,
         },
         lm_config=LlamaConfig(**LLAMA2_7B, bos_token_id=lm_tokenizer.bos_token_id, eos_token_id=2),
@@ -81,9 +80,7 @@ def paper_text_to_image(device: str | torch.device, dtype: torch.dtype):
     tokenizer = tiny_clip_tokenizer()
     text_config = CLIPTextConfig(
         **OPENCLIP_H_TEXT,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
+        **special_token_ids(tokenizer),
     )
     return build_text_to_image(SD2_UNET, SD2_VAE, text_config, tokenizer, device, dtype)
 
@@ -117,9 +114,7 @@ def blip2_opt27b_config() -> Blip2Config:
         num_attention_heads=32,
         word_embed_proj_dim=2560,
         max_position_embeddings=2048,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
+        **special_token_ids(tokenizer),
     )
     image_token = len(tokenizer)  # the processor appends <image> right after the vocabulary
     return Blip2Config(

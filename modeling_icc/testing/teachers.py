@@ -93,6 +93,15 @@ def tiny_opt_tokenizer() -> PreTrainedTokenizerFast:
     )
 
 
+def special_token_ids(tokenizer) -> dict[str, int]:
+    """``bos/eos/pad_token_id`` for a model config, taken from the tokenizer it is built with."""
+    return {
+        "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+        "pad_token_id": tokenizer.pad_token_id,
+    }
+
+
 def tiny_clip_text_config(**overrides) -> CLIPTextConfig:
     tokenizer = tiny_clip_tokenizer()
     values = dict(
@@ -103,9 +112,7 @@ def tiny_clip_text_config(**overrides) -> CLIPTextConfig:
         num_attention_heads=2,
         max_position_embeddings=77,
         projection_dim=32,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
+        **special_token_ids(tokenizer),
     )
     return CLIPTextConfig(**{**values, **overrides})
 
@@ -257,9 +264,7 @@ def tiny_blip2_config() -> Blip2Config:
         num_attention_heads=2,
         word_embed_proj_dim=32,
         max_position_embeddings=256,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        pad_token_id=tokenizer.pad_token_id,
+        **special_token_ids(tokenizer),
     )
     return Blip2Config(
         vision_config=vision, qformer_config=qformer, text_config=text, num_query_tokens=4, image_token_index=TINY_VOCAB
