@@ -51,7 +51,7 @@ def measured_rates() -> list[dict]:
         env = student["environment"]
         for name, result in student["results"].items():
             # The default scorer per dtype only ("load_scorer_<dtype>"), not the comparison variants.
-            if not name.startswith("load_scorer_") or name.count("_") > 2:
+            if name.removeprefix("load_scorer_") not in ("float32", "bfloat16", "float16"):
                 continue
             if device == "cpu":
                 threads = env.get("torch_threads") or env.get("cpu_count") or 1

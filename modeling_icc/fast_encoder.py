@@ -73,7 +73,8 @@ class FastICCEncoder(nn.Module):
 
     It reads the model's weights when it is built (fused and, on CPUs, pre-packed
     copies of the projections; the rest shared): rebuild it after changing the model,
-    as :class:`~modeling_icc.NeuralScorer` does.
+    as :class:`~modeling_icc.NeuralScorer` does. ``batch_hint`` is the number of tokens
+    per batch the products will see; oneDNN picks its weight layout for it.
     """
 
     def __init__(self, model: ICCForConcreteness, *, batch_hint: int = 2048) -> None:

@@ -116,7 +116,7 @@ class NeuralScorer(ConcretenessScorer):
         # In-place updates bump a tensor's version and moves change its storage: either means new weights.
         weights = tuple((parameter.data_ptr(), parameter._version) for parameter in self.model.parameters())
         if self._fast_encoder is None or weights != self._fast_encoder_weights:
-            self._fast_encoder = FastICCEncoder(self.model)
+            self._fast_encoder = FastICCEncoder(self.model, batch_hint=self.max_batch_tokens)
             self._fast_encoder_weights = weights
         return self._fast_encoder
 
