@@ -8,8 +8,8 @@ students load through the Auto classes without ``trust_remote_code``.
 from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
 from .configuration_icc import ICCConfig
-from .hf_datasets import add_icc_scores, filter_by_icc
 from .inputs import prepare_texts
+from .lazy_exports import lazy_getattr
 from .lite.scorer import LiteScorer
 from .loading import DEFAULT_MODEL_ID, ModelNotAvailableError, load_scorer
 from .measurement import metric_path
@@ -25,9 +25,12 @@ AutoModelForSequenceClassification.register(ICCConfig, ICCForConcreteness, exist
 ICCConfig.register_for_auto_class()
 ICCForConcreteness.register_for_auto_class("AutoModel")
 
-#: Teacher and pipeline names, imported on first use so that ``import modeling_icc`` stays light
-#: for users of the scorer alone (their dependencies live in the ``[teachers]`` extra).
+#: Names imported on first use, so that ``import modeling_icc`` (and the ``icc`` command)
+#: stays light: the teachers and pipeline need the ``[teachers]`` extra, and the
+#: ``datasets`` helpers import ``datasets`` (about 1.5 s).
 _LAZY_NAMES = {
+    "add_icc_scores": "hf_datasets",
+    "filter_by_icc": "hf_datasets",
     "SBAConfig": "teachers",
     "SBAForCaptionReconstruction": "teachers",
     "VBAPipeline": "teachers",
@@ -39,14 +42,7 @@ _LAZY_NAMES = {
     "run_pipeline": "pipeline",
 }
 
-
-def __getattr__(name: str):
-    if name in _LAZY_NAMES:
-        from importlib import import_module
-
-        return getattr(import_module(f".{_LAZY_NAMES[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
+__getattr__ = lazy_getattr(__name__, _LAZY_NAMES)
 
 __all__ = [
     "DEFAULT_MODEL_ID",
@@ -59,8 +55,6 @@ __all__ = [
     "LiteScorer",
     "ModelNotAvailableError",
     "NeuralScorer",
-    "add_icc_scores",
-    "filter_by_icc",
     "load_scorer",
     "metric_path",
     "__version__",
