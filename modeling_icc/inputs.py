@@ -42,6 +42,17 @@ def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple
     return valid, mask
 
 
+def deduplicate(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """``(distinct_texts, inverse)`` with ``texts[i] == distinct_texts[inverse[i]]``, first-seen order.
+
+    Web caption pools repeat captions (alt-text boilerplate, product names, stock
+    phrases); scoring each distinct caption once gives the same scores for less work.
+    """
+    positions: dict[str, int] = {}
+    inverse = np.fromiter((positions.setdefault(text, len(positions)) for text in texts), np.int64, len(texts))
+    return list(positions), inverse
+
+
 def scatter(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """Place scores of the valid captions back at their positions; NaN elsewhere."""
     out = np.full(mask.shape[0], np.nan, dtype=np.float32)

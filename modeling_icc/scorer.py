@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .explanation import Explanation, occlusion_explanations
-from .inputs import ErrorMode, prepare_texts, scatter
+from .inputs import ErrorMode, deduplicate, prepare_texts, scatter
 
 
 class ConcretenessScorer(ABC):
@@ -16,7 +16,8 @@ class ConcretenessScorer(ABC):
 
     ``score(texts)`` returns one float32 per caption, in input order, in [0, 1]
     (higher = more concrete). Blank captions give NaN; ``None`` or non-strings
-    raise ``TypeError`` unless ``errors="nan"``.
+    raise ``TypeError`` unless ``errors="nan"``. Repeated captions are scored once
+    and share one score.
     """
 
     #: Identifier recorded next to scores (Hub id, local path or "lite").
@@ -29,7 +30,8 @@ class ConcretenessScorer(ABC):
         score (identical for models whose output is already bounded).
         """
         valid, mask = prepare_texts(texts, errors=errors)
-        values = self._score_valid(valid) if valid else np.zeros(0, dtype=np.float32)
+        distinct, inverse = deduplicate(valid)
+        values = self._score_valid(distinct)[inverse] if distinct else np.zeros(0, dtype=np.float32)
         if not raw:
             values = np.clip(values, 0.0, 1.0)
         return scatter(values, mask)

@@ -30,14 +30,14 @@ def _one_by_one(scorer: NeuralScorer, texts: list[str]) -> np.ndarray:
 
 def test_batched_scores_match_unbatched_in_input_order(tiny_student_dir):
     scorer = load_scorer(tiny_student_dir, device="cpu", dtype="float32", batch_size=2, max_batch_tokens=64)
-    texts = CAPTIONS * 5
+    texts = [f"{caption} {i}" for i, caption in enumerate(CAPTIONS * 5)]
     got = scorer.score(texts, raw=True)
     np.testing.assert_allclose(got, _one_by_one(scorer, texts), atol=1e-5)
     assert got.dtype == np.float32 and got.shape == (len(texts),)
 
 
 def test_batch_settings_do_not_change_scores(tiny_student_dir):
-    texts = CAPTIONS * 7
+    texts = [f"{caption} {i}" for i, caption in enumerate(CAPTIONS * 7)]
     small = load_scorer(tiny_student_dir, dtype="float32", batch_size=1).score(texts)
     large = load_scorer(tiny_student_dir, dtype="float32", batch_size=512, max_batch_tokens=100_000).score(texts)
     np.testing.assert_allclose(small, large, atol=1e-5)
@@ -125,6 +125,19 @@ def test_missing_local_directory_and_corrupt_checkpoint(tmp_path, tiny_student_d
     (broken / "model.safetensors").write_bytes(b"this is not a safetensors file")
     with pytest.raises((CheckpointError, ModelNotAvailableError), match="broken"):
         load_scorer(broken)
+
+
+def test_repeated_captions_are_scored_once_and_share_one_score(tiny_student_dir, monkeypatch):
+    scorer = load_scorer(tiny_student_dir, dtype="float32")
+    scored_batches = []
+    score_valid = scorer._score_valid
+    monkeypatch.setattr(scorer, "_score_valid", lambda texts: scored_batches.append(texts) or score_valid(texts))
+    texts = ["a dog", "  ", "a cat on a mat", "a dog", None, "a cat on a mat", "a dog"]
+    got = scorer.score(texts, errors="nan", raw=True)
+    assert scored_batches == [["a dog", "a cat on a mat"]]
+    np.testing.assert_array_equal(np.isnan(got), [False, True, False, False, True, False, False])
+    assert got[0] == got[3] == got[6] and got[2] == got[5]
+    np.testing.assert_allclose(got[[0, 2]], _one_by_one(scorer, ["a dog", "a cat on a mat"]), atol=1e-5)
 
 
 def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatch):
