@@ -14,9 +14,10 @@ otherwise actors run on CPUs. Typical use reads and writes parquet::
 
 Top-k / top-fraction rank the whole dataset: the scores are materialized, the
 ranking column is gathered on the driver (8 bytes per row) to find the cutoff,
-and rows at or above it are kept. Unlike the single-machine tools, rows tied
-exactly at the cutoff are all kept (Ray does not fix a global row order to
-break ties by), so slightly more than k rows can pass.
+and rows at or above it are kept. Ray fixes no global row order to break ties
+by, so rows tied exactly at the cutoff are all kept (slightly more than k can
+pass) unless ``tie_break_column`` names a column of unique row ids (DataComp's
+``uid``, say): then exactly k rows pass, ties going to the smallest ids.
 """
 
 from __future__ import annotations
@@ -25,15 +26,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import ray
 import ray.data
 import torch
 
 from .columns import AGGREGATES, is_nested, scored_columns, to_float_array
+from .errors import UserInputError
 from .filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
 from .scorer_cache import ModelSpec, cached_scorer
-from .selection import KeepRule, rank_cuts
+from .selection import KeepRule, RankCut, rank_cuts
 
 #: Rows per batch handed to an actor: large enough for length-sorted batching to pay off.
 DEFAULT_BATCH_SIZE = 4096
@@ -82,15 +86,43 @@ class ScoreBatches:
 
 
 @dataclass(frozen=True)
+class _GlobalCut:
+    """A ranking rule decided over the whole dataset.
+
+    Keeps ``ranking >= value``; with ``last_tied_id`` set, rows equal to ``value``
+    are kept only up to that id of ``tie_break_column`` (so exactly k rows pass).
+    """
+
+    value: float
+    tie_break_column: str | None = None
+    last_tied_id: Any = None
+
+    def extra_ties(self, ranking: np.ndarray, columns: dict[str, Any]) -> np.ndarray:
+        """Rows tied at the cut beyond the rule's count (all False when every tie is kept)."""
+        tied = np.asarray(ranking, dtype=np.float64) == self.value
+        if self.last_tied_id is None or not tied.any():
+            return np.zeros(len(tied), dtype=bool)
+        beyond = pc.fill_null(pc.greater(columns[self.tie_break_column], self.last_tied_id), True)
+        return tied & beyond.to_numpy()
+
+
+@dataclass(frozen=True)
 class _KeepRows:
     """``map_batches`` function keeping the rows a :class:`FilterPlan` passes."""
 
     plan: FilterPlan
-    cutoffs: tuple[float | None, float | None]
+    cuts: tuple[_GlobalCut | None, _GlobalCut | None]
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         columns = {name: batch.column(name) for name in batch.column_names}
-        return batch.filter(pa.array(self.plan.mask(columns, batch.num_rows, self.cutoffs)))
+        icc, clip = self.cuts
+        values = (None if icc is None else icc.value, None if clip is None else clip.value)
+        mask = self.plan.mask(columns, batch.num_rows, values)
+        if icc is not None:
+            mask &= ~icc.extra_ties(self.plan.icc_ranking(columns), columns)
+        if clip is not None:
+            mask &= ~clip.extra_ties(to_float_array(columns[self.plan.clip_column]), columns)
+        return batch.filter(pa.array(mask))
 
 
 def add_icc_scores(
@@ -160,6 +192,7 @@ def filter_by_icc(
     aggregate: str | None = None,
     clip: KeepRule | None = None,
     clip_column: str = "clip_score",
+    tie_break_column: str | None = None,
     **scoring: Any,
 ) -> ray.data.Dataset:
     """Keep rows by one ICC rule (and optionally a ``clip`` rule on ``clip_column``).
@@ -167,11 +200,13 @@ def filter_by_icc(
     Uses ``score_column`` when present, else scores first with :func:`add_icc_scores`
     (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
     columns need ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows.
+    Ranking rules keep every row tied at the cut unless ``tie_break_column`` names
+    unique row ids; then exactly k rows pass, ties going to the smallest ids.
     """
     rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
     names = dataset.schema().names
     has_scores = score_column in names
-    require_columns(names, [score_column if has_scores else column])
+    require_columns(names, [score_column if has_scores else column] + ([tie_break_column] if tie_break_column else []))
     nested = _column_is_nested(dataset, score_column if has_scores else column)
     plan = FilterPlan.make(names, nested, rule, column, score_column, "row", aggregate, (), clip, clip_column)
     scored = dataset
@@ -179,26 +214,42 @@ def filter_by_icc(
         scored = add_icc_scores(
             dataset, column, model, output_column=score_column, raw_column=plan.raw_column, **scoring
         )
-    cutoffs: tuple[float | None, float | None] = (None, None)
+    cuts: tuple[_GlobalCut | None, _GlobalCut | None] = (None, None)
     if plan.needs_all_rows:
         scored = scored.materialize()
-        cutoffs = _global_cutoffs(scored, plan)
-    kept = scored.map_batches(_KeepRows(plan, cutoffs), batch_format="pyarrow", batch_size=None)
+        cuts = _global_cuts(scored, plan, tie_break_column)
+    kept = scored.map_batches(_KeepRows(plan, cuts), batch_format="pyarrow", batch_size=None)
     return kept.drop_columns([RAW_SCORE_COLUMN]) if plan.raw_column else kept
 
 
-def _global_cutoffs(scored: ray.data.Dataset, plan: FilterPlan) -> tuple[float | None, float | None]:
-    """The lowest ranking value each ranking rule keeps, over the whole dataset."""
-    needed = [name for name in scored.schema().names if name in plan.mask_columns]
+def _global_cuts(
+    scored: ray.data.Dataset, plan: FilterPlan, tie_break_column: str | None
+) -> tuple[_GlobalCut | None, _GlobalCut | None]:
+    """Where each ranking rule cuts, over the whole dataset (ICC, CLIP)."""
+    needed = [name for name in scored.schema().names if name in plan.mask_columns or name == tie_break_column]
     batches = list(scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None))
     table = pa.concat_tables(batches) if batches else pa.table({name: pa.array([], pa.float32()) for name in needed})
     columns = {name: table.column(name) for name in table.column_names}
     icc = clip = None
     if plan.row_rule is not None and plan.row_rule.is_ranking:
-        icc = rank_cuts([plan.icc_ranking(columns)], plan.row_rule)[0].cutoff
+        ranking = plan.icc_ranking(columns)
+        icc = _cut(ranking, rank_cuts([ranking], plan.row_rule)[0], columns, tie_break_column)
     if plan.clip is not None and plan.clip.is_ranking:
-        clip = rank_cuts([to_float_array(columns[plan.clip_column])], plan.clip)[0].cutoff
+        ranking = to_float_array(columns[plan.clip_column])
+        clip = _cut(ranking, rank_cuts([ranking], plan.clip)[0], columns, tie_break_column)
     return icc, clip
+
+
+def _cut(ranking: np.ndarray, rank_cut: RankCut, columns: dict[str, Any], tie_break_column: str | None) -> _GlobalCut:
+    """The cut, with the last tied id to keep when ``tie_break_column`` breaks the ties."""
+    tied = np.flatnonzero(np.asarray(ranking, dtype=np.float64) == rank_cut.cutoff)
+    if tie_break_column is None or rank_cut.ties >= len(tied):
+        return _GlobalCut(rank_cut.cutoff)
+    tied_ids = pc.take(columns[tie_break_column], pa.array(tied))
+    if tied_ids.null_count or len(pc.unique(tied_ids)) < len(tied_ids):
+        raise UserInputError(f"{tie_break_column!r} must hold unique, non-null ids; rows tied at the cut repeat one")
+    ordered = pc.take(tied_ids, pc.sort_indices(tied_ids))
+    return _GlobalCut(rank_cut.cutoff, tie_break_column, ordered[rank_cut.ties - 1].as_py())
 
 
 def _column_is_nested(dataset: ray.data.Dataset, column: str) -> bool:

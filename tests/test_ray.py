@@ -9,6 +9,7 @@ ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
 
 from modeling_icc import LiteScorer, load_scorer  # noqa: E402
 from modeling_icc import ray as icc_ray  # noqa: E402
+from modeling_icc.errors import UserInputError  # noqa: E402
 from modeling_icc.perf import synthetic_captions  # noqa: E402
 from modeling_icc.selection import KeepRule, keep_mask  # noqa: E402
 
@@ -65,3 +66,26 @@ def test_tiny_student_actor_scores_match_the_scorer_and_top_k(local_ray, tmp_pat
     cutoff = np.sort(reference)[-7]  # documented: every row tied at the cutoff is kept
     assert sorted(row["id"] for row in top) == np.flatnonzero(reference >= cutoff).tolist()
     assert len(top) >= 7
+
+
+def test_tie_break_column_keeps_exactly_k_rows_with_the_smallest_ids(local_ray, tmp_path):
+    captions = ["a red car parked on the street"] * 6 + synthetic_captions(30, seed=9)
+    uids = [f"{i * 7919 % 97:032x}" for i in range(len(captions))]  # unique, not in row order
+    table = pa.table({"uid": uids, "caption": captions})
+    scores = LiteScorer().score(captions)
+    tied_score = scores[0]
+    k = int((scores > tied_score).sum()) + 2  # the cut falls inside the six identical captions
+    ds = ray.data.from_arrow(table).repartition(3)
+
+    kept = icc_ray.filter_by_icc(ds, top_k=k, model="lite", tie_break_column="uid").take_all()
+    smallest_tied = sorted(uids[:6])[:2]
+    expected = {uid for uid, score in zip(uids, scores, strict=True) if score > tied_score} | set(smallest_tied)
+    assert len(kept) == k
+    assert {row["uid"] for row in kept} == expected
+
+    every_tie = icc_ray.filter_by_icc(ds, top_k=k, model="lite").take_all()
+    assert len(every_tie) == k + 4
+
+    repeated = ray.data.from_arrow(table.set_column(0, "uid", pa.array(["same"] * len(uids))))
+    with pytest.raises(UserInputError, match="unique"):
+        icc_ray.filter_by_icc(repeated, top_k=k, model="lite", tie_break_column="uid")
