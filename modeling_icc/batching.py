@@ -43,8 +43,8 @@ def pad_rows(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Right-padded ``(input_ids, attention_mask)`` int64 arrays for the given rows.
 
-    Filled in one vectorized step (no per-row Python work), so that the host keeps up
-    with a GPU scoring 100k+ captions per second.
+    Filled by numpy in one step rather than row by row: this runs on the host for every
+    batch, which matters once a GPU scores captions faster than the host prepares them.
     """
     selected = [token_ids[row] for row in rows]
     lengths = np.fromiter(map(len, selected), dtype=np.int64, count=len(selected))

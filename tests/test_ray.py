@@ -68,7 +68,7 @@ def test_tiny_student_actor_scores_match_the_scorer_and_top_k(local_ray, tmp_pat
     assert len(top) >= 7
 
 
-def test_tie_break_column_keeps_exactly_k_rows_with_the_smallest_ids(local_ray, tmp_path):
+def test_tie_break_column_keeps_exactly_k_rows_with_the_smallest_ids(local_ray):
     captions = ["a red car parked on the street"] * 6 + synthetic_captions(30, seed=9)
     uids = [f"{i * 7919 % 97:032x}" for i in range(len(captions))]  # unique, not in row order
     table = pa.table({"uid": uids, "caption": captions})
