@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+import pyarrow.compute as pc
 
 from .columns import AGGREGATES, aggregate, aggregate_column, to_float_array, to_pylist
 from .errors import UserInputError
@@ -121,26 +122,53 @@ class FilterPlan:
         return self.row_values(columns)
 
     def mask(
-        self, columns: Mapping[str, Any], n_rows: int, cutoffs: tuple[float | None, float | None] = (None, None)
+        self,
+        columns: Mapping[str, Any],
+        n_rows: int,
+        cuts: tuple[GlobalCut | None, GlobalCut | None] = (None, None),
     ) -> np.ndarray:
         """Rows passing the row rule and the CLIP rule, over everything in ``columns``.
 
-        ``cutoffs`` (ICC, CLIP) turn ranking rules into ``ranking >= cutoff`` for
-        engines that score in pieces and rank globally first.
+        ``cuts`` (ICC, CLIP) replace ranking rules by where they cut the whole
+        dataset, for engines that score in pieces and rank globally first.
         """
         mask = np.ones(n_rows, dtype=bool)
         if self.row_rule is not None:
             values, ranking = self.row_values(columns), self.icc_ranking(columns)
-            mask &= _keep(self.row_rule, values, ranking, cutoffs[0])
+            mask &= _keep(self.row_rule, values, ranking, cuts[0], columns)
         if self.clip is not None:
             clip_values = to_float_array(columns[self.clip_column])
-            mask &= _keep(self.clip, clip_values, clip_values, cutoffs[1])
+            mask &= _keep(self.clip, clip_values, clip_values, cuts[1], columns)
         return mask
 
 
-def _keep(rule: KeepRule, values: np.ndarray, ranking: np.ndarray, cutoff: float | None) -> np.ndarray:
-    if cutoff is not None and rule.is_ranking:
-        return np.nan_to_num(ranking, nan=-np.inf) >= cutoff
+@dataclass(frozen=True)
+class GlobalCut:
+    """Where a ranking rule cuts the whole dataset, applied to one piece of it.
+
+    Keeps ``ranking >= value``; with ``last_tied_id`` set, rows equal to ``value``
+    are kept only up to that id of ``tie_break_column`` (so exactly k rows pass).
+    """
+
+    value: float
+    tie_break_column: str | None = None
+    last_tied_id: Any = None
+
+    def keeps(self, ranking: np.ndarray, columns: Mapping[str, Any]) -> np.ndarray:
+        ranking = np.asarray(ranking, dtype=np.float64)
+        mask = np.nan_to_num(ranking, nan=-np.inf) >= self.value
+        tied = ranking == self.value
+        if self.last_tied_id is not None and tied.any():
+            beyond = pc.fill_null(pc.greater(columns[self.tie_break_column], self.last_tied_id), True)
+            mask &= ~(tied & beyond.to_numpy())
+        return mask
+
+
+def _keep(
+    rule: KeepRule, values: np.ndarray, ranking: np.ndarray, cut: GlobalCut | None, columns: Mapping[str, Any]
+) -> np.ndarray:
+    if cut is not None and rule.is_ranking:
+        return cut.keeps(ranking, columns)
     return keep_mask(values, rule, ranking=ranking)
 
 

@@ -35,7 +35,7 @@ import torch
 
 from .columns import AGGREGATES, is_nested, scored_columns, to_float_array
 from .errors import UserInputError
-from .filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
+from .filter_plan import RAW_SCORE_COLUMN, FilterPlan, GlobalCut, require_columns
 from .scorer_cache import ModelSpec, cached_scorer
 from .selection import KeepRule, RankCut, rank_cuts
 
@@ -86,43 +86,15 @@ class ScoreBatches:
 
 
 @dataclass(frozen=True)
-class _GlobalCut:
-    """A ranking rule decided over the whole dataset.
-
-    Keeps ``ranking >= value``; with ``last_tied_id`` set, rows equal to ``value``
-    are kept only up to that id of ``tie_break_column`` (so exactly k rows pass).
-    """
-
-    value: float
-    tie_break_column: str | None = None
-    last_tied_id: Any = None
-
-    def extra_ties(self, ranking: np.ndarray, columns: dict[str, Any]) -> np.ndarray:
-        """Rows tied at the cut beyond the rule's count (all False when every tie is kept)."""
-        tied = np.asarray(ranking, dtype=np.float64) == self.value
-        if self.last_tied_id is None or not tied.any():
-            return np.zeros(len(tied), dtype=bool)
-        beyond = pc.fill_null(pc.greater(columns[self.tie_break_column], self.last_tied_id), True)
-        return tied & beyond.to_numpy()
-
-
-@dataclass(frozen=True)
 class _KeepRows:
     """``map_batches`` function keeping the rows a :class:`FilterPlan` passes."""
 
     plan: FilterPlan
-    cuts: tuple[_GlobalCut | None, _GlobalCut | None]
+    cuts: tuple[GlobalCut | None, GlobalCut | None]
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         columns = {name: batch.column(name) for name in batch.column_names}
-        icc, clip = self.cuts
-        values = (None if icc is None else icc.value, None if clip is None else clip.value)
-        mask = self.plan.mask(columns, batch.num_rows, values)
-        if icc is not None:
-            mask &= ~icc.extra_ties(self.plan.icc_ranking(columns), columns)
-        if clip is not None:
-            mask &= ~clip.extra_ties(to_float_array(columns[self.plan.clip_column]), columns)
-        return batch.filter(pa.array(mask))
+        return batch.filter(pa.array(self.plan.mask(columns, batch.num_rows, self.cuts)))
 
 
 def add_icc_scores(
@@ -214,7 +186,7 @@ def filter_by_icc(
         scored = add_icc_scores(
             dataset, column, model, output_column=score_column, raw_column=plan.raw_column, **scoring
         )
-    cuts: tuple[_GlobalCut | None, _GlobalCut | None] = (None, None)
+    cuts: tuple[GlobalCut | None, GlobalCut | None] = (None, None)
     if plan.needs_all_rows:
         scored = scored.materialize()
         cuts = _global_cuts(scored, plan, tie_break_column)
@@ -224,7 +196,7 @@ def filter_by_icc(
 
 def _global_cuts(
     scored: ray.data.Dataset, plan: FilterPlan, tie_break_column: str | None
-) -> tuple[_GlobalCut | None, _GlobalCut | None]:
+) -> tuple[GlobalCut | None, GlobalCut | None]:
     """Where each ranking rule cuts, over the whole dataset (ICC, CLIP)."""
     needed = [name for name in scored.schema().names if name in plan.mask_columns or name == tie_break_column]
     batches = list(scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None))
@@ -240,16 +212,16 @@ def _global_cuts(
     return icc, clip
 
 
-def _cut(ranking: np.ndarray, rank_cut: RankCut, columns: dict[str, Any], tie_break_column: str | None) -> _GlobalCut:
+def _cut(ranking: np.ndarray, rank_cut: RankCut, columns: dict[str, Any], tie_break_column: str | None) -> GlobalCut:
     """The cut, with the last tied id to keep when ``tie_break_column`` breaks the ties."""
     tied = np.flatnonzero(np.asarray(ranking, dtype=np.float64) == rank_cut.cutoff)
     if tie_break_column is None or rank_cut.ties >= len(tied):
-        return _GlobalCut(rank_cut.cutoff)
+        return GlobalCut(rank_cut.cutoff)
     tied_ids = pc.take(columns[tie_break_column], pa.array(tied))
     if tied_ids.null_count or len(pc.unique(tied_ids)) < len(tied_ids):
         raise UserInputError(f"{tie_break_column!r} must hold unique, non-null ids; rows tied at the cut repeat one")
     ordered = pc.take(tied_ids, pc.sort_indices(tied_ids))
-    return _GlobalCut(rank_cut.cutoff, tie_break_column, ordered[rank_cut.ties - 1].as_py())
+    return GlobalCut(rank_cut.cutoff, tie_break_column, ordered[rank_cut.ties - 1].as_py())
 
 
 def _column_is_nested(dataset: ray.data.Dataset, column: str) -> bool:
