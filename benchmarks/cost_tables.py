@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from modeling_icc.perf import write_json
+from modeling_icc.utils.provenance import write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 POOLS = {

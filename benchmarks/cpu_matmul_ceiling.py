@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from modeling_icc.perf import environment, write_json
+from modeling_icc.utils.provenance import environment, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HIDDEN, FFN, LAYERS = 768, 3072, 6

@@ -22,10 +22,16 @@ from pathlib import Path
 import torch
 
 from modeling_icc import NeuralScorer
-from modeling_icc.modeling_icc import ICCForConcreteness
-from modeling_icc.neural_scorer import default_batch_limits, pad_multiple
-from modeling_icc.perf import environment, median_seconds, stand_in_tokenizer, synthetic_captions, write_json
+from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
+from modeling_icc.scoring.neural import default_batch_limits, pad_multiple
 from modeling_icc.testing import distilroberta_config
+from modeling_icc.utils.provenance import (
+    environment,
+    median_seconds,
+    stand_in_tokenizer,
+    synthetic_captions,
+    write_json,
+)
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

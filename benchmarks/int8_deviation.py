@@ -10,7 +10,7 @@ kernel with int32 accumulation would. The activation scale comes either from
 each token's own maximum ("per_token", the most accurate dynamic scheme) or from
 the whole batch ("per_tensor").
 
-The model is the trained stand-in (``modeling_icc.proxy_student``): a random
+The model is the trained stand-in (``benchmarks.proxy_student``): a random
 encoder's outputs barely vary, so its error would mean nothing. Scores are
 compared with the fp32 module on the shipped dev captions plus synthetic
 LAION-like ones, and ``bf16`` (the shipped fast default) is listed for scale.
@@ -27,12 +27,12 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
+from proxy_student import trained_proxy_student
 from torch import nn
 
 from modeling_icc import NeuralScorer
-from modeling_icc.perf import environment, synthetic_captions, write_json
-from modeling_icc.proxy_student import trained_proxy_student
-from modeling_icc.shipped_data import dev_split
+from modeling_icc.utils.provenance import environment, synthetic_captions, write_json
+from modeling_icc.utils.shipped_data import dev_split
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ACCURACY_RULE = 0.01

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 from modeling_icc import LiteScorer
-from modeling_icc.perf import environment, median_seconds, synthetic_captions, write_json
+from modeling_icc.utils.provenance import environment, median_seconds, synthetic_captions, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -33,7 +33,7 @@ def main() -> None:
     rate = args.n / cpu_seconds
     payload = {
         "benchmark": "lite_throughput",
-        "captions": {"n": args.n, "source": "synthetic LAION-like (modeling_icc.perf.synthetic_captions)"},
+        "captions": {"n": args.n, "source": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions)"},
         "repeats": args.repeats,
         "environment": environment("cpu"),
         "results": {

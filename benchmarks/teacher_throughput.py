@@ -22,11 +22,10 @@ import argparse
 import tempfile
 from pathlib import Path
 
+import paper_shapes
 import torch
 
-from modeling_icc.perf import environment, median_seconds, package_versions, synthetic_captions, write_json
 from modeling_icc.teachers import BERTScoreSimilarity, VBAPipeline
-from modeling_icc.testing import paper_shapes
 from modeling_icc.testing.teachers import (
     TINY_IMAGE_SIZE,
     save_tiny_bertscore_model,
@@ -35,6 +34,7 @@ from modeling_icc.testing.teachers import (
     tiny_text_to_image,
     use_one_cpu_thread,
 )
+from modeling_icc.utils.provenance import environment, median_seconds, package_versions, synthetic_captions, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 #: Batch sizes per stage (captions per call) at full size on one GPU, and for --tiny.

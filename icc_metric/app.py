@@ -4,8 +4,8 @@ from pathlib import Path
 
 import evaluate
 
-from modeling_icc.measurement import module_script
-from modeling_icc.space_app import build_metric_demo
+from modeling_icc.apps.gradio import build_metric_demo
+from modeling_icc.hub.measurement import module_script
 
 demo = build_metric_demo(evaluate.load(str(module_script(Path(__file__).parent))))
 

@@ -1,13 +1,13 @@
 """ICC (Image Caption Concreteness) as an ``evaluate`` measurement.
 
-The logic lives in ``modeling_icc.measurement``; this file only declares the module,
+The logic lives in ``modeling_icc.hub.measurement``; this file only declares the module,
 so that ``evaluate.load`` on a folder, a path or a Space finds one class to build.
 """
 
 import datasets
 import evaluate
 
-from modeling_icc.measurement import compute_icc
+from modeling_icc.hub.measurement import compute_icc
 
 _CITATION = """\
 @inproceedings{yanuka-etal-2024-icc,

@@ -7,16 +7,16 @@ students load through the Auto classes without ``trust_remote_code``.
 
 from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
-from .configuration_icc import ICCConfig
-from .inputs import prepare_texts
-from .lazy_exports import lazy_getattr
-from .lite.scorer import LiteScorer
-from .loading import DEFAULT_MODEL_ID, ModelNotAvailableError, load_scorer
-from .measurement import metric_path
-from .modeling_icc import ICCForConcreteness, ICCOutput
-from .neural_scorer import NeuralScorer
-from .scorer import ConcretenessScorer
-from .selection import KeepRule
+from .curation.selection import KeepRule
+from .hub.measurement import metric_path
+from .models.icc.configuration_icc import ICCConfig
+from .models.icc.modeling_icc import ICCForConcreteness, ICCOutput
+from .scoring.base import ConcretenessScorer
+from .scoring.inputs import prepare_texts
+from .scoring.lite import LiteScorer
+from .scoring.load import DEFAULT_MODEL_ID, ModelNotAvailableError, load_scorer
+from .scoring.neural import NeuralScorer
+from .utils.lazy_exports import lazy_getattr
 from .version import DISTRIBUTION, __version__
 
 AutoConfig.register(ICCConfig.model_type, ICCConfig, exist_ok=True)
@@ -29,17 +29,17 @@ ICCForConcreteness.register_for_auto_class("AutoModel")
 #: stays light: the teachers and pipeline need the ``[teachers]`` extra, and the
 #: ``datasets`` helpers import ``datasets`` (about 1.5 s).
 _LAZY_NAMES = {
-    "add_icc_scores": "hf_datasets",
-    "filter_by_icc": "hf_datasets",
+    "add_icc_scores": "curation.engines.datasets",
+    "filter_by_icc": "curation.engines.datasets",
     "SBAConfig": "teachers",
     "SBAForCaptionReconstruction": "teachers",
     "VBAPipeline": "teachers",
     "BERTScoreSimilarity": "teachers",
     "char_similarity": "teachers",
-    "LengthStandardizer": "pipeline",
-    "ScoreCombiner": "pipeline",
-    "PipelineConfig": "pipeline",
-    "run_pipeline": "pipeline",
+    "LengthStandardizer": "distillation",
+    "ScoreCombiner": "distillation",
+    "PipelineConfig": "distillation",
+    "run_pipeline": "distillation",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY_NAMES)

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from modeling_icc.scorer import ConcretenessScorer
+from modeling_icc.scoring.base import ConcretenessScorer
 
 
 def assert_scores_in_order(scorer: ConcretenessScorer, texts: list[str], atol: float = 1e-6) -> np.ndarray:

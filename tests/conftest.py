@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from modeling_icc import shipped_data, testing
+from modeling_icc import testing
+from modeling_icc.utils import shipped_data
 
 
 @pytest.fixture(scope="session")

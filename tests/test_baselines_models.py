@@ -5,10 +5,10 @@ import pytest
 from baseline_checks import assert_scores_in_order
 from PIL import Image
 
-from modeling_icc.baselines import AveClipScorer, ClipScore, ClipStroopScorer, LLMPromptScorer, parse_rating
-from modeling_icc.baselines.clip import ClipEmbedder
-from modeling_icc.baselines.stroop import STROOP_PROMPTS
-from modeling_icc.loading import ModelNotAvailableError
+from modeling_icc.evaluation.baselines import AveClipScorer, ClipScore, ClipStroopScorer, LLMPromptScorer, parse_rating
+from modeling_icc.evaluation.baselines.clip import ClipEmbedder
+from modeling_icc.evaluation.baselines.stroop import STROOP_PROMPTS
+from modeling_icc.scoring.load import ModelNotAvailableError
 from modeling_icc.testing import save_tiny_causal_lm, save_tiny_clip, save_tiny_text_to_image
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from modeling_icc.loading import ModelNotAvailableError
+from modeling_icc.scoring.load import ModelNotAvailableError
 
 pytestmark = pytest.mark.real_weights
 HEADLINE = ["a man with a white shirt", "a great method of quantifying concreteness"]
@@ -26,7 +26,7 @@ def build(factory, name: str):
 
 
 def test_stroop_on_real_clip():
-    from modeling_icc.baselines import ClipStroopScorer
+    from modeling_icc.evaluation.baselines import ClipStroopScorer
 
     scorer = build(lambda: ClipStroopScorer("openai/clip-vit-base-patch32"), "openai/clip-vit-base-patch32")
     scores = scorer.score(HEADLINE, raw=True)
@@ -34,7 +34,7 @@ def test_stroop_on_real_clip():
 
 
 def test_aveclip_on_real_stable_diffusion_ranks_the_headline_pair():
-    from modeling_icc.baselines import AveClipScorer
+    from modeling_icc.evaluation.baselines import AveClipScorer
 
     scorer = build(lambda: AveClipScorer(images_per_caption=2), "stabilityai/stable-diffusion-2")
     scores = scorer.score(HEADLINE, raw=True)
@@ -42,7 +42,7 @@ def test_aveclip_on_real_stable_diffusion_ranks_the_headline_pair():
 
 
 def test_llm_prompting_on_a_real_chat_model_ranks_the_headline_pair():
-    from modeling_icc.baselines import LLMPromptScorer
+    from modeling_icc.evaluation.baselines import LLMPromptScorer
 
     model_id = os.environ.get("ICC_REAL_LLM", "meta-llama/Llama-2-7b-chat-hf")
     scorer = build(lambda: LLMPromptScorer(model_id, scale=5), model_id)
@@ -51,7 +51,7 @@ def test_llm_prompting_on_a_real_chat_model_ranks_the_headline_pair():
 
 
 def test_clipscore_on_real_clip_prefers_the_matching_caption():
-    from modeling_icc.baselines import ClipScore
+    from modeling_icc.evaluation.baselines import ClipScore
 
     scorer = build(lambda: ClipScore(), "openai/clip-vit-base-patch32")
     red = Image.new("RGB", (224, 224), (220, 20, 20))

@@ -4,17 +4,17 @@ import numpy as np
 import pytest
 from baseline_checks import assert_scores_in_order, concrete_minus_abstract
 
-from modeling_icc.baselines import (
+from modeling_icc.evaluation.baselines import (
     CC3MHeuristicScorer,
     CC3MRules,
     ComplexityActionScorer,
     EmbeddingRidgeScorer,
     LexicalNormScorer,
 )
-from modeling_icc.baselines.complexity_action import analyze
-from modeling_icc.baselines.embedding_ridge import RidgeHead, fit_ridge, norm_training_set
-from modeling_icc.baselines.nlp import parse
-from modeling_icc.benchmarks.data import brysbaert_unigrams, muraki_phrases
+from modeling_icc.evaluation.baselines.complexity_action import analyze
+from modeling_icc.evaluation.baselines.embedding_ridge import RidgeHead, fit_ridge, norm_training_set
+from modeling_icc.evaluation.baselines.nlp import parse
+from modeling_icc.evaluation.data import brysbaert_unigrams, muraki_phrases
 
 
 @pytest.fixture(scope="module")

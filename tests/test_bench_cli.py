@@ -8,8 +8,8 @@ import sys
 import numpy as np
 import pytest
 
-from modeling_icc.baselines.registry import build_scorer
-from modeling_icc.benchmarks import (
+from modeling_icc.cli.main import main
+from modeling_icc.evaluation import (
     PUBLISHED_LABEL,
     caption_benchmark,
     norm_partition,
@@ -17,10 +17,10 @@ from modeling_icc.benchmarks import (
     phrase_benchmark,
     word_benchmark,
 )
-from modeling_icc.benchmarks.data import brysbaert_unigrams
-from modeling_icc.cli.main import main
-from modeling_icc.errors import UserInputError
-from modeling_icc.shipped_data import dev_split
+from modeling_icc.evaluation.baselines.registry import build_scorer
+from modeling_icc.evaluation.data import brysbaert_unigrams
+from modeling_icc.utils.errors import UserInputError
+from modeling_icc.utils.shipped_data import dev_split
 
 
 def run_cli(*args) -> int:

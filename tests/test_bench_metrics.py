@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from modeling_icc.benchmarks.metrics import complete_pairs, correlate, kendall, pearson, spearman
+from modeling_icc.evaluation.metrics import complete_pairs, correlate, kendall, pearson, spearman
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from modeling_icc.errors import UserInputError
 from modeling_icc.teachers import count_words, load_captions
+from modeling_icc.utils.errors import UserInputError
 
 
 def test_llava_chat_json_takes_the_assistant_turn(tmp_path):

@@ -5,8 +5,8 @@ import pytest
 from transformers import AutoModel
 
 from modeling_icc import ICCForConcreteness, load_scorer
-from modeling_icc.pipeline import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_provenance
-from modeling_icc.pipeline.distill import predict, split_indices
+from modeling_icc.distillation import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_provenance
+from modeling_icc.distillation.distill import predict, split_indices
 from modeling_icc.testing import save_tiny_student, training_corpus
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -6,8 +6,9 @@ import numpy as np
 import pytest
 import torch
 
-from modeling_icc import NeuralScorer, fast_encoder
-from modeling_icc.fast_encoder import FastICCEncoder, supports_fast_encoder
+from modeling_icc import NeuralScorer
+from modeling_icc.models.icc import fast_encoder
+from modeling_icc.models.icc.fast_encoder import FastICCEncoder, supports_fast_encoder
 from modeling_icc.testing import tiny_student, tiny_tokenizer
 
 CAPTIONS = [

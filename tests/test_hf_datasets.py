@@ -12,13 +12,13 @@ from modeling_icc import (
     LiteScorer,
     add_icc_scores,
     filter_by_icc,
-    hf_datasets,
     load_scorer,
-    scorer_cache,
-    workers,
 )
-from modeling_icc.errors import UserInputError
-from modeling_icc.selection import KeepRule, keep_mask
+from modeling_icc.curation.engines import datasets as hf_datasets
+from modeling_icc.curation.engines import workers
+from modeling_icc.curation.selection import KeepRule, keep_mask
+from modeling_icc.scoring import scorer_cache
+from modeling_icc.utils.errors import UserInputError
 
 datasets.disable_progress_bars()
 
@@ -244,7 +244,7 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
 
 
 def test_gbc_graphs_flatten_to_aligned_node_columns_and_filter():
-    from modeling_icc.gbc import add_gbc_node_captions
+    from modeling_icc.curation.io.gbc import add_gbc_node_captions
 
     def vertex(vertex_id, label, *texts):
         return {"vertex_id": vertex_id, "label": label, "descs": [{"text": t, "label": "short"} for t in texts]}

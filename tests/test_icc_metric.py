@@ -11,9 +11,9 @@ import torch
 
 import modeling_icc
 from modeling_icc import LiteScorer
-from modeling_icc.devices import resolve_dtype
-from modeling_icc.measurement import compute_icc, metric_path, module_script
-from modeling_icc.scorer_cache import cached_scorer, with_batch_size
+from modeling_icc.hub.measurement import compute_icc, metric_path, module_script
+from modeling_icc.scoring.devices import resolve_dtype
+from modeling_icc.scoring.scorer_cache import cached_scorer, with_batch_size
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS = ["a man with a white shirt", "a great method of quantifying concreteness", "", "a red car on a street"]

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from modeling_icc import LiteScorer, ModelNotAvailableError, NeuralScorer, load_scorer
-from modeling_icc.loading import CheckpointError
+from modeling_icc.scoring.load import CheckpointError
 from modeling_icc.testing import tiny_tokenizer
 
 CAPTIONS = [
@@ -94,7 +94,7 @@ def test_unicode_emoji_and_non_english(tiny_student_dir):
 
 
 def test_default_dtype_is_bf16_only_where_the_hardware_multiplies_bf16(tiny_student_dir):
-    from modeling_icc.devices import cpu_has_native_bf16, resolve_dtype
+    from modeling_icc.scoring.devices import cpu_has_native_bf16, resolve_dtype
 
     expected = torch.bfloat16 if cpu_has_native_bf16() else torch.float32
     assert resolve_dtype(None, torch.device("cpu")) == expected
@@ -141,7 +141,7 @@ def test_repeated_captions_are_scored_once_and_share_one_score(tiny_student_dir,
 
 
 def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatch):
-    import modeling_icc.neural_scorer as neural_scorer
+    import modeling_icc.scoring.neural as neural_scorer
 
     scorer = load_scorer(tiny_student_dir, dtype="float32", batch_size=3)
     texts = [f"{caption} {i}" for i, caption in enumerate(CAPTIONS * 6)]

@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import RobertaModel
 
-from modeling_icc.testing import paper_shapes
+from benchmarks import paper_shapes
 
 
 def _billions(module) -> float:

@@ -10,10 +10,10 @@ from datasets import load_dataset
 from transformers import AutoModel
 
 from modeling_icc import ICCForConcreteness, load_scorer
-from modeling_icc.errors import UserInputError
-from modeling_icc.pipeline import DATASET_SCHEMA, LengthStandardizer, PipelineConfig, ScoreCombiner, run_pipeline
-from modeling_icc.pipeline.teacher_dataset import dataset_files
-from modeling_icc.shipped_data import dev_split
+from modeling_icc.distillation import DATASET_SCHEMA, LengthStandardizer, PipelineConfig, ScoreCombiner, run_pipeline
+from modeling_icc.distillation.teacher_dataset import dataset_files
+from modeling_icc.utils.errors import UserInputError
+from modeling_icc.utils.shipped_data import dev_split
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -10,9 +10,9 @@ from packaging.version import Version
 
 from modeling_icc import load_scorer
 from modeling_icc.cli.main import main
-from modeling_icc.errors import UserInputError
-from modeling_icc.publishing import upload
+from modeling_icc.hub import upload
 from modeling_icc.testing import write_teacher_score_dataset
+from modeling_icc.utils.errors import UserInputError
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"
@@ -102,8 +102,8 @@ def test_space_folder_ships_the_app_and_our_code(tmp_path, monkeypatch, capsys):
     out = tmp_path / "space"
     assert push("--kind", "space", "--repo-id", "test-org/icc-demo", "--dry-run", out) == 0
     assert {"app.py", "requirements.txt", "README.md", "modeling_icc"} == {p.name for p in out.iterdir()}
-    assert (out / "modeling_icc" / "space_app.py").is_file()
-    assert (out / "modeling_icc" / "lite" / "data" / "lexicon.tsv.gz").is_file()
+    assert (out / "modeling_icc" / "apps" / "gradio.py").is_file()
+    assert (out / "modeling_icc" / "models" / "lite" / "data" / "lexicon.tsv.gz").is_file()
     assert not list(out.rglob("__pycache__")) and not (out / "modeling_icc" / "testing").exists()
     err = capsys.readouterr().err
     assert "requirements.txt complete" in err and "builds its gradio demo in a fresh process" in err

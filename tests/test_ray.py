@@ -1,4 +1,4 @@
-"""``modeling_icc.ray`` on a local Ray instance: parquet in, actor-pool scoring, parquet out."""
+"""``modeling_icc.curation.engines.ray`` on a local Ray instance: parquet in, actor-pool scoring, parquet out."""
 
 import numpy as np
 import pyarrow as pa
@@ -8,10 +8,10 @@ import pytest
 ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
 
 from modeling_icc import LiteScorer, load_scorer  # noqa: E402
-from modeling_icc import ray as icc_ray  # noqa: E402
-from modeling_icc.errors import UserInputError  # noqa: E402
-from modeling_icc.perf import synthetic_captions  # noqa: E402
-from modeling_icc.selection import KeepRule, keep_mask  # noqa: E402
+from modeling_icc.curation.engines import ray as icc_ray  # noqa: E402
+from modeling_icc.curation.selection import KeepRule, keep_mask  # noqa: E402
+from modeling_icc.utils.errors import UserInputError  # noqa: E402
+from modeling_icc.utils.provenance import synthetic_captions  # noqa: E402
 
 
 @pytest.fixture(scope="module")

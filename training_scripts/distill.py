@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from modeling_icc.caption_io import infer_format, read_table
-from modeling_icc.errors import UserInputError
-from modeling_icc.pipeline import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_dataset
-from modeling_icc.pipeline.distill import DEFAULT_BACKBONE
-from modeling_icc.training_recipe import add_recipe_arguments, recipe_from_args
+from modeling_icc.curation.io.tables import infer_format, read_table
+from modeling_icc.distillation import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_dataset
+from modeling_icc.distillation.distill import DEFAULT_BACKBONE
+from modeling_icc.distillation.training_recipe import add_recipe_arguments, recipe_from_args
+from modeling_icc.utils.errors import UserInputError
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -10,7 +10,12 @@ import argparse
 import time
 from pathlib import Path
 
-from modeling_icc.baselines.embedding_ridge import SentenceEncoder, fit_ridge, norm_training_set, shipped_head_path
+from modeling_icc.evaluation.baselines.embedding_ridge import (
+    SentenceEncoder,
+    fit_ridge,
+    norm_training_set,
+    shipped_head_path,
+)
 
 
 def main() -> None:

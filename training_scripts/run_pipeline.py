@@ -15,10 +15,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from modeling_icc.errors import UserInputError
-from modeling_icc.pipeline import PipelineConfig, run_pipeline
-from modeling_icc.pipeline.report import format_summary
+from modeling_icc.distillation import PipelineConfig, run_pipeline
+from modeling_icc.distillation.report import format_summary
 from modeling_icc.testing.teachers import use_one_cpu_thread
+from modeling_icc.utils.errors import UserInputError
 
 TINY_CONFIG = Path(__file__).resolve().parent / "configs" / "tiny.yaml"
 

@@ -18,13 +18,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from modeling_icc.errors import UserInputError
-from modeling_icc.pipeline.config import PipelineConfig, VBASettings
-from modeling_icc.pipeline.teachers_setup import TINY_COMPONENTS, sba_teacher, vba_teacher, with_tiny_components
-from modeling_icc.shipped_data import data_path
+from modeling_icc.distillation.config import PipelineConfig, VBASettings
+from modeling_icc.distillation.teachers_setup import TINY_COMPONENTS, sba_teacher, vba_teacher, with_tiny_components
 from modeling_icc.teachers import SBAForCaptionReconstruction, load_captions, score_to_shards
 from modeling_icc.teachers.similarity import DEFAULT_BERTSCORE_LAYERS, DEFAULT_BERTSCORE_MODEL
 from modeling_icc.teachers.vba import DEFAULT_CAPTIONER, DEFAULT_TEXT_TO_IMAGE
+from modeling_icc.utils.errors import UserInputError
+from modeling_icc.utils.shipped_data import data_path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -16,11 +16,11 @@ import argparse
 import sys
 from pathlib import Path
 
-from modeling_icc.errors import UserInputError
-from modeling_icc.shipped_data import data_path
+from modeling_icc.distillation.training_recipe import add_recipe_arguments, recipe_from_args
+from modeling_icc.models.sba.configuration_sba import DEFAULT_LM, DEFAULT_TEXT_MODEL
 from modeling_icc.teachers import SBAForCaptionReconstruction, SBATrainingConfig, load_captions, train_sba
-from modeling_icc.teachers.configuration_sba import DEFAULT_LM, DEFAULT_TEXT_MODEL
-from modeling_icc.training_recipe import add_recipe_arguments, recipe_from_args
+from modeling_icc.utils.errors import UserInputError
+from modeling_icc.utils.shipped_data import data_path
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

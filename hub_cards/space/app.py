@@ -1,6 +1,6 @@
-"""ICC Spaces demo: the app lives in modeling_icc.space_app (shipped next to this file by `icc push`)."""
+"""ICC Spaces demo: the app lives in modeling_icc.apps.gradio (shipped next to this file by `icc push`)."""
 
-from modeling_icc.space_app import build_demo
+from modeling_icc.apps.gradio import build_demo
 
 demo = build_demo()
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..baselines.registry import BASELINES, DEFAULT_SCORERS, ModelOptions, build_scorer, parse_scorer_list
-from ..benchmarks.data import BENCHMARK_NAMES, PUBLISHED
-from ..errors import UserInputError
+from ..evaluation.baselines.registry import BASELINES, DEFAULT_SCORERS, ModelOptions, build_scorer, parse_scorer_list
+from ..evaluation.data import BENCHMARK_NAMES, PUBLISHED
+from ..utils.errors import UserInputError
 from .common import require_positive
 
 EXAMPLES = f"""examples:
@@ -71,7 +71,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..benchmarks.suite import load_benchmarks, run_suite
+    from ..evaluation.suite import load_benchmarks, run_suite
 
     require_positive(args.batch_size, "--batch-size")
     require_positive(args.images_per_caption, "--images-per-caption")

@@ -8,10 +8,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import UserInputError
-from ..publishing.cards import benchmark_dataset_card, benchmark_overlap, model_card, teacher_dataset_card
-from ..publishing.results_schema import read_bench_results, read_provenance
-from ..publishing.upload import check_repo_id, parquet_inputs
+from ..hub.cards import benchmark_dataset_card, benchmark_overlap, model_card, teacher_dataset_card
+from ..hub.results_schema import read_bench_results, read_provenance
+from ..hub.upload import check_repo_id, parquet_inputs
+from ..utils.errors import UserInputError
 
 #: Repository names under --namespace; the card folders under --output-dir use the same names.
 MODEL_NAME = "icc-distilroberta"
@@ -28,7 +28,7 @@ EXAMPLES = f"""examples:
 writes OUTPUT_DIR/{MODEL_NAME}/README.md (with --provenance; needs --bench-results),
 OUTPUT_DIR/{TEACHER_DATASET_NAME}/README.md (needs --teacher-scores) and
 OUTPUT_DIR/{BENCHMARK_DATASET_NAME}/README.md (always; with a results table when
---bench-results is given). Field names read from the JSON files: modeling_icc/publishing/results_schema.py.
+--bench-results is given). Field names read from the JSON files: modeling_icc/hub/results_schema.py.
 """
 
 

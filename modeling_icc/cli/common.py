@@ -11,12 +11,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..caption_io import FORMATS, TEXT_COLUMN, CaptionTable, infer_format, read_table
-from ..errors import UserInputError
-from ..loading import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError, load_scorer
-from ..scorer import ConcretenessScorer
-from ..selection import KeepRule
-from ..shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
+from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
+from ..curation.io.tables import FORMATS, TEXT_COLUMN, CaptionTable, infer_format, read_table
+from ..curation.selection import KeepRule
+from ..scoring.base import ConcretenessScorer
+from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError, load_scorer
+from ..utils.errors import UserInputError
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:

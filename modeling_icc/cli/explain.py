@@ -10,8 +10,8 @@ import sys
 from rich.console import Console
 from rich.text import Text
 
-from ..errors import UserInputError
-from ..explanation import Explanation
+from ..scoring.explanation import Explanation
+from ..utils.errors import UserInputError
 from .common import add_model_options, open_scorer
 
 EXAMPLES = """examples:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import datacomp
-from ..caption_io import write_table
-from ..columns import to_float_array
-from ..errors import UserInputError
-from ..selection import KeepRule, keep_mask
+from ..curation.columns import to_float_array
+from ..curation.io import datacomp
+from ..curation.io.tables import write_table
+from ..curation.selection import KeepRule, keep_mask
+from ..utils.errors import UserInputError
 from .common import (
     add_input_options,
     add_model_options,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..errors import UserInputError
-from ..loading import CheckpointError, ModelNotAvailableError
+from ..scoring.load import CheckpointError, ModelNotAvailableError
+from ..utils.errors import UserInputError
 from ..version import __version__
 from . import bench as bench_command
 from . import cards as cards_command

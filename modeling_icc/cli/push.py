@@ -11,9 +11,9 @@ from huggingface_hub import constants as hf_constants
 from huggingface_hub import get_token
 from huggingface_hub.errors import HfHubHTTPError
 
-from ..errors import UserInputError
-from ..loading import hub_reachable
-from ..publishing import upload
+from ..hub import upload
+from ..scoring.load import hub_reachable
+from ..utils.errors import UserInputError
 
 EXAMPLES = """examples:
   icc push --kind model --repo-id my-org/icc-distilroberta --model runs/paper/student --dry-run outputs/push-model

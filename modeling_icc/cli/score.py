@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..caption_io import TEXT_COLUMN, CaptionTable, write_table
-from ..errors import UserInputError
+from ..curation.io.tables import TEXT_COLUMN, CaptionTable, write_table
+from ..utils.errors import UserInputError
 from .common import (
     add_input_options,
     add_model_options,

@@ -5,9 +5,9 @@ similarity. VBA: caption -> generated image -> BLIP-2 captions, scored by BERTSc
 Heavy dependencies (diffusers, bert-score, rapidfuzz, peft) load on first use.
 """
 
+from ..models.sba.configuration_sba import SBAConfig
+from ..models.sba.modeling_sba import SBAForCaptionReconstruction, SBAProjector
 from .captions import CaptionSet, count_words, load_captions
-from .configuration_sba import SBAConfig
-from .modeling_sba import SBAForCaptionReconstruction, SBAProjector
 from .sba_training import SBACollator, SBATrainingConfig, train_sba
 from .scoring import SHARD_SCHEMA, read_shards, score_to_shards
 from .similarity import BERTScoreSimilarity, best_char_similarity, char_similarity

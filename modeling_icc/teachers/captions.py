@@ -7,8 +7,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..caption_io import TEXT_COLUMN, infer_format, read_table
-from ..errors import UserInputError
+from ..curation.io.tables import TEXT_COLUMN, infer_format, read_table
+from ..utils.errors import UserInputError
 
 
 def count_words(caption: str) -> int:

@@ -10,8 +10,8 @@ import torch
 from transformers import PreTrainedTokenizerBase, Trainer, TrainingArguments
 from transformers.trainer_utils import get_last_checkpoint
 
-from ..training_recipe import TrainingRecipe
-from .modeling_sba import IGNORE_INDEX, SBAForCaptionReconstruction
+from ..distillation.training_recipe import TrainingRecipe
+from ..models.sba.modeling_sba import IGNORE_INDEX, SBAForCaptionReconstruction
 
 #: Caption tokens kept per training example (after the newline terminator is appended).
 MAX_CAPTION_TOKENS = 96

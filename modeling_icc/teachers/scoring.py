@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
-from ..errors import UserInputError
-from ..perf import write_json
+from ..utils.errors import UserInputError
+from ..utils.provenance import write_json
 from .captions import CaptionSet, count_words
 from .teacher import Teacher
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from ..perf import package_versions
+from ..utils.provenance import package_versions
 
 #: The paper's BERTScore model (bert-score's English default): RoBERTa-large, layer 17.
 DEFAULT_BERTSCORE_MODEL = "roberta-large"

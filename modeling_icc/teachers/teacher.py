@@ -6,9 +6,9 @@ import hashlib
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..perf import package_versions
+from ..models.sba.modeling_sba import SBAForCaptionReconstruction
+from ..utils.provenance import package_versions
 from ..version import DISTRIBUTION
-from .modeling_sba import SBAForCaptionReconstruction
 from .similarity import best_char_similarity
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
-from ..devices import resolve_device, resolve_dtype
-from ..perf import package_versions
+from ..scoring.devices import resolve_device, resolve_dtype
+from ..utils.provenance import package_versions
 from ..version import DISTRIBUTION
 from .similarity import DEFAULT_BERTSCORE_LAYERS, DEFAULT_BERTSCORE_MODEL, BERTScoreSimilarity
 from .teacher import Reconstruction, caption_seed

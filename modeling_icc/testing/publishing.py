@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..pipeline.teacher_dataset import teacher_table_from_records, with_scores, write_dataset
-from ..shipped_data import dev_split
+from ..distillation.teacher_dataset import teacher_table_from_records, with_scores, write_dataset
+from ..utils.shipped_data import dev_split
 
 
 def write_teacher_score_dataset(directory: str | Path, n_rows: int = 40, seed: int = 0) -> Path:

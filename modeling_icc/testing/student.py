@@ -9,9 +9,9 @@ import torch
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast, RobertaConfig, RobertaForSequenceClassification, RobertaTokenizerFast
 
-from ..configuration_icc import ICCConfig
-from ..modeling_icc import ICCForConcreteness
-from ..shipped_data import dev_split, paper_examples
+from ..models.icc.configuration_icc import ICCConfig
+from ..models.icc.modeling_icc import ICCForConcreteness
+from ..utils.shipped_data import dev_split, paper_examples
 
 ROBERTA_SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
 

@@ -138,8 +138,8 @@ def tiny_llama_config(**overrides) -> LlamaConfig:
 
 def tiny_sba(seed: int = 0, **config_overrides):
     """A random :class:`~modeling_icc.teachers.SBAForCaptionReconstruction` with its tokenizers attached."""
-    from ..teachers.configuration_sba import SBAConfig
-    from ..teachers.modeling_sba import SBAForCaptionReconstruction
+    from ..models.sba.configuration_sba import SBAConfig
+    from ..models.sba.modeling_sba import SBAForCaptionReconstruction
 
     torch.manual_seed(seed)
     config = SBAConfig(text_config=tiny_clip_text_config(), lm_config=tiny_llama_config(), **config_overrides)

@@ -1,0 +1,403 @@
+"""Hugging Face ``datasets`` integration: add ICC scores with batched ``map`` and filter by them.
+
+Scoring runs in batched ``map`` calls; each process loads the scorer once
+(:mod:`modeling_icc.curation.engines.workers`). ``num_proc=n`` on a ``Dataset`` starts ``n``
+processes and, with GPUs present, places process ``r`` on ``cuda:r % n_gpus``.
+
+Filtering keeps rows by one :class:`~modeling_icc.curation.selection.KeepRule`, optionally
+together with a rule on an image-text score column (CLIPScore). A threshold
+decides row by row, so it streams. Top-k and top-fraction compare every row
+with every other: on a ``Dataset`` the scores are computed first; on a streaming
+``IterableDataset`` :func:`filter_by_icc` reads the stream twice (the first pass
+scores and ranks, the returned stream attaches the scores by position and
+keeps the chosen rows), so the stream must yield the same rows in the same
+order each time it is iterated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from datasets import Dataset, Features, IterableDataset, LargeList, List, Value
+from datasets import Sequence as SequenceFeature
+from tqdm.auto import tqdm
+
+from ...scoring.scorer_cache import ModelSpec, cached_scorer
+from ...utils.errors import UserInputError
+from ..columns import AGGREGATES, aggregate, aggregate_column, is_nested, scored_columns, to_float_array, to_pylist
+from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, Level, float_rows, require_columns
+from ..selection import KeepRule, keep_mask
+from .workers import device_for_rank, threads_per_worker
+
+#: Rows per ``map`` call: large enough for length-sorted batching inside the scorer to pay off.
+DEFAULT_BATCH_SIZE = 4096
+
+AnyDataset = Dataset | IterableDataset
+
+
+@dataclass(frozen=True)
+class _ScoreBatch:
+    """The ``map`` function: new score columns for a batch of the caption column."""
+
+    model: ModelSpec
+    device: str | torch.device | None
+    dtype: str | torch.dtype | None
+    model_batch_size: int | None
+    output_column: str
+    nested: bool
+    raw_column: str | None = None
+    aggregates: tuple[str, ...] = ()
+    num_proc: int | None = None
+
+    def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
+        if self.num_proc and self.num_proc > 1:
+            torch.set_num_threads(threads_per_worker(self.num_proc))
+        scorer = cached_scorer(self.model, device_for_rank(self.device, rank), self.dtype, self.model_batch_size)
+        return scored_columns(
+            scorer,
+            values,
+            self.output_column,
+            nested=self.nested,
+            raw_column=self.raw_column,
+            aggregates=self.aggregates,
+        )
+
+    def features(self, base: Features | None) -> Features | None:
+        """``base`` plus the new columns' types (``None`` when the input's types are unknown)."""
+        if base is None:
+            return None
+        score = List(Value("float32")) if self.nested else Value("float32")
+        features = Features(base.copy())
+        features[self.output_column] = score
+        if self.raw_column:
+            features[self.raw_column] = score
+        for how in self.aggregates:
+            features[aggregate_column(self.output_column, how)] = Value("float32")
+        return features
+
+
+@dataclass(frozen=True)
+class _Scoring:
+    """How to score: the model and where it runs, and how ``map`` batches rows for it."""
+
+    model: ModelSpec
+    device: str | torch.device | None
+    dtype: str | torch.dtype | None
+    model_batch_size: int | None
+    batch_size: int
+    num_proc: int | None
+
+    def batch_function(
+        self, output_column: str, nested: bool, raw_column: str | None, aggregates: Sequence[str]
+    ) -> _ScoreBatch:
+        unknown = [how for how in aggregates if how not in AGGREGATES]
+        if unknown:
+            raise UserInputError(f"aggregates must be among {', '.join(AGGREGATES)}, got {unknown[0]!r}")
+        return _ScoreBatch(
+            self.model,
+            self.device,
+            self.dtype,
+            self.model_batch_size,
+            output_column,
+            nested,
+            raw_column=raw_column,
+            aggregates=tuple(aggregates) if nested else (),
+            num_proc=self.num_proc,
+        )
+
+    def add(
+        self, dataset: AnyDataset, column: str, output_column: str, aggregates: Sequence[str], raw_column: str | None
+    ) -> AnyDataset:
+        """``dataset`` (unformatted) with the score columns added by batched ``map``."""
+        if self.num_proc is not None and isinstance(dataset, IterableDataset):
+            raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
+        function = self.batch_function(output_column, _column_is_nested(dataset, column), raw_column, aggregates)
+        features = function.features(dataset.features)
+        if isinstance(dataset, IterableDataset):
+            return dataset.map(
+                function, batched=True, batch_size=self.batch_size, input_columns=[column], features=features
+            )
+        return dataset.map(
+            function,
+            batched=True,
+            batch_size=self.batch_size,
+            input_columns=[column],
+            with_rank=True,
+            num_proc=self.num_proc,
+            features=features,
+            desc="icc scores",
+        )
+
+
+def add_icc_scores(
+    dataset: AnyDataset,
+    column: str = "caption",
+    model: ModelSpec = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    output_column: str = "icc_score",
+    *,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    model_batch_size: int | None = None,
+    aggregates: Sequence[str] = AGGREGATES,
+    num_proc: int | None = None,
+    raw_column: str | None = None,
+) -> AnyDataset:
+    """Add ``output_column`` with the ICC score (clipped to [0, 1]) of ``column``.
+
+    ``model``: a Hub id, local directory, ``"lite"`` or a ready scorer (default:
+    the published model). ``batch_size`` rows go to the scorer per ``map`` call;
+    ``model_batch_size`` caps rows per forward pass. Blank, null or non-text
+    captions score NaN. A column holding a list of captions per row (e.g. GBC
+    node captions) gets one list of scores per row plus per-row
+    ``{output_column}_min/_mean/_max`` (choose with ``aggregates``).
+    ``raw_column`` also stores the unclipped model output. ``num_proc`` (``Dataset``
+    only) runs that many processes, one per GPU when GPUs exist. A streaming
+    ``IterableDataset`` is scored lazily as it is iterated.
+    """
+    _check_dataset(dataset)
+    require_columns(dataset.column_names, [column])
+    scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
+    plain, restore_format = _without_format(dataset)
+    return restore_format(scoring.add(plain, column, output_column, aggregates, raw_column))
+
+
+def filter_by_icc(
+    dataset: AnyDataset,
+    threshold: float | None = None,
+    top_fraction: float | None = None,
+    top_k: int | None = None,
+    *,
+    column: str = "caption",
+    score_column: str = "icc_score",
+    model: ModelSpec = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    model_batch_size: int | None = None,
+    num_proc: int | None = None,
+    level: Level = "row",
+    aggregate: str | None = None,
+    node_columns: Sequence[str] = (),
+    clip: KeepRule | None = None,
+    clip_column: str = "clip_score",
+) -> AnyDataset:
+    """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
+
+    Scores come from ``score_column`` when the dataset has it, else they are
+    computed first (see :func:`add_icc_scores`) and kept in the result. NaN
+    scores are never kept; top-k ties are broken by row order.
+
+    Nested columns (a list of captions per row): ``level="row"`` keeps rows by
+    the per-row ``aggregate`` (``"min"``: every node concrete, ``"mean"``, ``"max"``);
+    ``level="node"`` keeps every row but only its node captions that pass the rule,
+    applied within each row, along with the same positions of ``node_columns``
+    (lists aligned with the captions, e.g. node ids or types).
+
+    ``clip`` adds a rule on ``clip_column`` (e.g. a CLIPScore column): rows must
+    pass both. Each rule ranks the whole input, so ``top_fraction`` on both is an
+    intersection of the two top sets, as in DataComp's combined baselines.
+    """
+    rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
+    _check_dataset(dataset)
+    scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
+    dataset, restore_format = _without_format(dataset)
+    names = dataset.column_names
+    has_scores = score_column in (names or ())
+    nested = _column_is_nested(dataset, score_column if has_scores else column)
+    plan = FilterPlan.make(names, nested, rule, column, score_column, level, aggregate, node_columns, clip, clip_column)
+    if isinstance(dataset, Dataset):
+        return restore_format(_filter_dataset(dataset, plan, scoring))
+    if num_proc is not None:
+        raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
+    if plan.needs_all_rows:
+        return restore_format(_filter_stream_two_passes(dataset, plan, scoring))
+    scored = dataset if plan.has_scores else scoring.add(dataset, column, score_column, AGGREGATES, None)
+    if plan.level == "node":
+        scored = scored.map(_NodeFilter(plan), batched=True, batch_size=batch_size)
+    if plan.row_rule is not None or plan.clip is not None:
+        scored = scored.filter(_RowFilter(plan), batched=True, batch_size=batch_size)
+    return restore_format(scored)
+
+
+@dataclass(frozen=True)
+class _RowFilter:
+    """Batched ``filter`` function for rules that decide row by row (thresholds)."""
+
+    plan: FilterPlan
+
+    def __call__(self, batch: Mapping[str, Any]) -> list[bool]:
+        n_rows = len(next(iter(batch.values()))) if batch else 0
+        return self.plan.mask(batch, n_rows).tolist()
+
+
+@dataclass(frozen=True)
+class _NodeFilter:
+    """Batched ``map`` function keeping, within each row, the node captions that pass the rule."""
+
+    plan: FilterPlan
+
+    def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
+        column, score_column = self.plan.column, self.plan.score_column
+        names = (column, score_column, *self.plan.node_columns)
+        lists = {name: to_pylist(batch[name]) for name in names}
+        out: dict[str, list] = {name: [] for name in names}
+        for index, row_scores in enumerate(float_rows(lists[score_column])):
+            if row_scores is None:
+                for name in names:
+                    out[name].append(lists[name][index])
+                continue
+            keep = np.flatnonzero(keep_mask(row_scores, self.plan.rule))
+            for name in names:
+                row = lists[name][index]
+                if row is None or len(row) != len(row_scores):
+                    raise UserInputError(
+                        f"column {name!r} must hold one item per caption of {column!r} "
+                        f"(a row has {0 if row is None else len(row)} items for {len(row_scores)} captions)"
+                    )
+                out[name].append([row[position] for position in keep])
+        kept_scores = float_rows(out[score_column])
+        for how in AGGREGATES:
+            if aggregate_column(score_column, how) in batch:
+                out[aggregate_column(score_column, how)] = aggregate(kept_scores, how)
+        return out
+
+
+@dataclass(frozen=True)
+class _AttachByPosition:
+    """Batched ``map`` (``with_indices``) adding columns computed in a first pass over the stream."""
+
+    columns: dict[str, Any]
+
+    def __call__(self, batch: Mapping[str, Any], indices: list[int]) -> dict[str, Any]:
+        _check_positions(indices, len(next(iter(self.columns.values()))))
+        return {name: [values[i] for i in indices] for name, values in self.columns.items()}
+
+
+@dataclass(frozen=True)
+class _KeepPositions:
+    """Batched ``filter`` (``with_indices``) keeping the stream positions chosen in the first pass."""
+
+    mask: np.ndarray
+
+    def __call__(self, batch: Mapping[str, Any], indices: list[int]) -> list[bool]:
+        _check_positions(indices, len(self.mask))
+        return self.mask[np.asarray(indices, dtype=np.int64)].tolist()
+
+
+def _check_positions(indices: Sequence[int], n_rows: int) -> None:
+    if len(indices) and indices[-1] >= n_rows:
+        raise UserInputError(
+            f"the stream yielded more rows than its first pass ({n_rows}); top_k/top_fraction on a stream "
+            "need it to yield the same rows in the same order every time"
+        )
+
+
+def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Dataset:
+    scored = dataset
+    if not plan.has_scores:
+        scored = scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, plan.raw_column)
+    if plan.level == "node":
+        scored = scored.map(_NodeFilter(plan), batched=True, batch_size=scoring.batch_size, desc="icc node filter")
+    arrow = scored.with_format("arrow")
+    mask = plan.mask({name: arrow[name] for name in scored.column_names if name in plan.mask_columns}, len(scored))
+    if not mask.all():
+        scored = scored.select(np.flatnonzero(mask))
+    if RAW_SCORE_COLUMN in scored.column_names:
+        scored = scored.remove_columns(RAW_SCORE_COLUMN)
+    return scored
+
+
+def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scoring: _Scoring) -> IterableDataset:
+    """Pass 1 scores (or reads) and ranks the whole stream; the returned stream attaches and keeps by position."""
+    batch_size = scoring.batch_size
+    score = None
+    if not plan.has_scores:
+        score = scoring.batch_function(plan.score_column, plan.nested, plan.raw_column, AGGREGATES)
+    wanted = plan.mask_columns | ({plan.column} if score is not None else set())
+    read = [name for name in dataset.column_names or [plan.column, plan.clip_column] if name in wanted]
+    produced: dict[str, list] = {}
+    parts: dict[str, list] = {}
+    with tqdm(unit="row", desc="icc: first pass over the stream (scoring and ranking)") as bar:
+        for batch in dataset.select_columns(read).iter(batch_size=batch_size):
+            columns = dict(batch)
+            if score is not None:
+                new = score(batch[plan.column])
+                for name, values in new.items():
+                    produced.setdefault(name, []).extend(to_pylist(values))
+                columns.update(new)
+            for name in plan.mask_columns & columns.keys():
+                parts.setdefault(name, []).append(columns[name])
+            bar.update(len(batch[read[0]]))
+    gathered = {name: _concat(values) for name, values in parts.items()}
+    n_rows = len(next(iter(gathered.values()))) if gathered else 0
+    mask = plan.mask(gathered, n_rows) if n_rows else np.zeros(0, dtype=bool)
+    streamed = dataset
+    if score is not None:
+        features = score.features(dataset.features)
+        streamed = streamed.map(
+            _AttachByPosition(produced), with_indices=True, batched=True, batch_size=batch_size, features=features
+        )
+    if plan.level == "node":
+        streamed = streamed.map(_NodeFilter(plan), batched=True, batch_size=batch_size)
+    streamed = streamed.filter(_KeepPositions(mask), with_indices=True, batched=True, batch_size=batch_size)
+    return streamed.remove_columns(RAW_SCORE_COLUMN) if plan.raw_column else streamed
+
+
+def _concat(parts: list[Any]) -> Any:
+    """One column from per-batch pieces: a float array for scalars, a list for nested rows."""
+    rows = [item for part in parts for item in to_pylist(part)]
+    if is_nested(rows):
+        return rows
+    return to_float_array(rows)
+
+
+def _without_format(dataset: AnyDataset) -> tuple[AnyDataset, Callable[[AnyDataset], AnyDataset]]:
+    """The dataset with plain (list) batches, and a function that puts the caller's output format back.
+
+    Under some formats ``map`` hands over DataFrames or Arrow tables and refuses or
+    replaces dict results, so the work runs unformatted and the result gets the
+    caller's format (new columns included when the format lists columns).
+    """
+    if isinstance(dataset, IterableDataset):
+        # IterableDataset exposes its format only through this attribute (datasets 3-5).
+        format_type = getattr(getattr(dataset, "_formatting", None), "format_type", None)
+        if format_type is None:
+            return dataset, lambda result: result
+        return dataset.with_format(None), lambda result: result.with_format(format_type)
+    fmt = dataset.format
+    all_columns = fmt["columns"] is None or set(fmt["columns"]) == set(dataset.column_names)
+    if fmt["type"] is None and all_columns:
+        return dataset, lambda result: result
+
+    def restore(result: Dataset) -> Dataset:
+        columns = None
+        if not all_columns:
+            added = [name for name in result.column_names if name not in dataset.column_names]
+            columns = [name for name in fmt["columns"] if name in result.column_names] + added
+        return result.with_format(
+            fmt["type"], columns=columns, output_all_columns=fmt["output_all_columns"], **fmt["format_kwargs"]
+        )
+
+    return dataset.with_format(None), restore
+
+
+def _check_dataset(dataset: object) -> None:
+    if not isinstance(dataset, (Dataset, IterableDataset)):
+        raise TypeError(
+            f"expected a datasets.Dataset or IterableDataset, got {type(dataset).__name__} "
+            "(for a DatasetDict, call this on each split)"
+        )
+
+
+def _column_is_nested(dataset: AnyDataset, column: str) -> bool:
+    """From the declared feature type when known, else from the first rows of the stream."""
+    features = dataset.features
+    if features is not None and column in features:
+        return isinstance(features[column], (List, LargeList, SequenceFeature))
+    first_rows = [row[column] for row in dataset.select_columns([column]).take(100)]
+    return is_nested(first_rows)

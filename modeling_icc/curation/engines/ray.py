@@ -1,0 +1,234 @@
+"""Ray Data integration (extra ``[ray]``): score and filter a ``ray.data.Dataset`` across machines.
+
+Scoring is a ``map_batches`` over an actor pool: each actor loads the scorer
+once and scores Arrow batches; with GPUs in the cluster each actor takes one
+GPU (Ray sets ``CUDA_VISIBLE_DEVICES``, so the default device is that GPU),
+otherwise actors run on CPUs. Typical use reads and writes parquet::
+
+    import ray
+    from modeling_icc import ray as icc_ray
+
+    ds = ray.data.read_parquet("s3://bucket/pool/")
+    kept = icc_ray.filter_by_icc(ds, threshold=0.5, model="moranyanuka/icc")
+    kept.write_parquet("s3://bucket/pool-concrete/")
+
+Top-k / top-fraction rank the whole dataset: the scores are materialized, the
+ranking column is gathered on the driver (8 bytes per row) to find the cutoff,
+and rows at or above it are kept. Ray fixes no global row order to break ties
+by, so rows tied exactly at the cutoff are all kept (slightly more than k can
+pass) unless ``tie_break_column`` names a column of unique row ids (DataComp's
+``uid``, say): then exactly k rows pass, ties going to the smallest ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import ray
+import ray.data
+import torch
+
+from ...scoring.scorer_cache import ModelSpec, cached_scorer
+from ...utils.errors import UserInputError
+from ..columns import AGGREGATES, is_nested, scored_columns, to_float_array
+from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, GlobalCut, require_columns
+from ..selection import KeepRule, RankCut, rank_cuts
+
+#: Rows per batch handed to an actor: large enough for length-sorted batching to pay off.
+DEFAULT_BATCH_SIZE = 4096
+
+
+class ScoreBatches:
+    """Ray Data callable class: one scorer per actor, Arrow batches in and out."""
+
+    def __init__(
+        self,
+        model: ModelSpec,
+        column: str,
+        output_column: str,
+        *,
+        nested: bool,
+        device: str | None = None,
+        dtype: str | None = None,
+        model_batch_size: int | None = None,
+        raw_column: str | None = None,
+        aggregates: Sequence[str] = (),
+        threads: int | None = None,
+    ) -> None:
+        if threads:
+            torch.set_num_threads(threads)
+        self.scorer = cached_scorer(model, device, dtype, model_batch_size)
+        self.column, self.output_column, self.nested = column, output_column, nested
+        self.raw_column, self.aggregates = raw_column, tuple(aggregates)
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        new = scored_columns(
+            self.scorer,
+            batch.column(self.column),
+            self.output_column,
+            nested=self.nested,
+            raw_column=self.raw_column,
+            aggregates=self.aggregates,
+        )
+        for name, values in new.items():
+            kind = pa.list_(pa.float32()) if isinstance(values, list) else pa.float32()
+            array = pa.array(values, type=kind)
+            if name in batch.column_names:
+                batch = batch.set_column(batch.column_names.index(name), name, array)
+            else:
+                batch = batch.append_column(name, array)
+        return batch
+
+
+@dataclass(frozen=True)
+class _KeepRows:
+    """``map_batches`` function keeping the rows a :class:`FilterPlan` passes."""
+
+    plan: FilterPlan
+    cuts: tuple[GlobalCut | None, GlobalCut | None]
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        columns = {name: batch.column(name) for name in batch.column_names}
+        return batch.filter(pa.array(self.plan.mask(columns, batch.num_rows, self.cuts)))
+
+
+def add_icc_scores(
+    dataset: ray.data.Dataset,
+    column: str = "caption",
+    model: ModelSpec = None,
+    *,
+    output_column: str = "icc_score",
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    num_actors: int | None = None,
+    num_gpus_per_actor: float | None = None,
+    num_cpus_per_actor: float = 1,
+    device: str | None = None,
+    dtype: str | None = None,
+    model_batch_size: int | None = None,
+    aggregates: Sequence[str] = AGGREGATES,
+    raw_column: str | None = None,
+) -> ray.data.Dataset:
+    """Add ``output_column`` (clipped ICC score; lists plus per-row aggregates for nested columns).
+
+    ``num_actors``: a fixed number of scorer replicas (default: an autoscaling pool
+    of 1 up to one per GPU in the cluster, else up to one per ``num_cpus_per_actor``
+    CPUs; a fixed pool that takes every CPU leaves none for reading, so keep it
+    below). ``num_gpus_per_actor`` defaults to 1 when the cluster has GPUs, else 0.
+    The other options are those of :func:`modeling_icc.add_icc_scores`.
+    """
+    nested = _column_is_nested(dataset, column)
+    resources = ray.cluster_resources()
+    gpus = float(resources.get("GPU", 0))
+    if num_gpus_per_actor is None:
+        num_gpus_per_actor = 1.0 if gpus else 0.0
+    if num_actors is None:
+        most = int(gpus // num_gpus_per_actor) if num_gpus_per_actor else 0
+        most = most or max(1, int(resources.get("CPU", 1) // num_cpus_per_actor))
+        pool = ray.data.ActorPoolStrategy(min_size=1, max_size=most)  # autoscaling leaves room for reads
+    else:
+        pool = ray.data.ActorPoolStrategy(size=num_actors)
+    return dataset.map_batches(
+        ScoreBatches,
+        fn_constructor_args=(model, column, output_column),
+        fn_constructor_kwargs={
+            "nested": nested,
+            "device": device,
+            "dtype": dtype,
+            "model_batch_size": model_batch_size,
+            "raw_column": raw_column,
+            "aggregates": tuple(aggregates) if nested else (),
+            "threads": max(1, int(num_cpus_per_actor)),
+        },
+        batch_size=batch_size,
+        batch_format="pyarrow",
+        compute=pool,
+        num_gpus=num_gpus_per_actor or None,
+        num_cpus=num_cpus_per_actor,
+    )
+
+
+def filter_by_icc(
+    dataset: ray.data.Dataset,
+    threshold: float | None = None,
+    top_fraction: float | None = None,
+    top_k: int | None = None,
+    *,
+    column: str = "caption",
+    score_column: str = "icc_score",
+    model: ModelSpec = None,
+    aggregate: str | None = None,
+    clip: KeepRule | None = None,
+    clip_column: str = "clip_score",
+    tie_break_column: str | None = None,
+    **scoring: Any,
+) -> ray.data.Dataset:
+    """Keep rows by one ICC rule (and optionally a ``clip`` rule on ``clip_column``).
+
+    Uses ``score_column`` when present, else scores first with :func:`add_icc_scores`
+    (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
+    columns need ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows.
+    Ranking rules keep every row tied at the cut unless ``tie_break_column`` names
+    unique row ids; then exactly k rows pass, ties going to the smallest ids.
+    """
+    rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
+    names = dataset.schema().names
+    has_scores = score_column in names
+    require_columns(names, [score_column if has_scores else column] + ([tie_break_column] if tie_break_column else []))
+    nested = _column_is_nested(dataset, score_column if has_scores else column)
+    plan = FilterPlan.make(names, nested, rule, column, score_column, "row", aggregate, (), clip, clip_column)
+    scored = dataset
+    if not plan.has_scores:
+        scored = add_icc_scores(
+            dataset, column, model, output_column=score_column, raw_column=plan.raw_column, **scoring
+        )
+    cuts: tuple[GlobalCut | None, GlobalCut | None] = (None, None)
+    if plan.needs_all_rows:
+        scored = scored.materialize()
+        cuts = _global_cuts(scored, plan, tie_break_column)
+    kept = scored.map_batches(_KeepRows(plan, cuts), batch_format="pyarrow", batch_size=None)
+    return kept.drop_columns([RAW_SCORE_COLUMN]) if plan.raw_column else kept
+
+
+def _global_cuts(
+    scored: ray.data.Dataset, plan: FilterPlan, tie_break_column: str | None
+) -> tuple[GlobalCut | None, GlobalCut | None]:
+    """Where each ranking rule cuts, over the whole dataset (ICC, CLIP)."""
+    needed = [name for name in scored.schema().names if name in plan.mask_columns or name == tie_break_column]
+    batches = list(scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None))
+    table = pa.concat_tables(batches) if batches else pa.table({name: pa.array([], pa.float32()) for name in needed})
+    columns = {name: table.column(name) for name in table.column_names}
+    icc = clip = None
+    if plan.row_rule is not None and plan.row_rule.is_ranking:
+        ranking = plan.icc_ranking(columns)
+        icc = _cut(ranking, rank_cuts([ranking], plan.row_rule)[0], columns, tie_break_column)
+    if plan.clip is not None and plan.clip.is_ranking:
+        ranking = to_float_array(columns[plan.clip_column])
+        clip = _cut(ranking, rank_cuts([ranking], plan.clip)[0], columns, tie_break_column)
+    return icc, clip
+
+
+def _cut(ranking: np.ndarray, rank_cut: RankCut, columns: dict[str, Any], tie_break_column: str | None) -> GlobalCut:
+    """The cut, with the last tied id to keep when ``tie_break_column`` breaks the ties."""
+    tied = np.flatnonzero(np.asarray(ranking, dtype=np.float64) == rank_cut.cutoff)
+    if tie_break_column is None or rank_cut.ties >= len(tied):
+        return GlobalCut(rank_cut.cutoff)
+    tied_ids = pc.take(columns[tie_break_column], pa.array(tied))
+    if tied_ids.null_count or len(pc.unique(tied_ids)) < len(tied_ids):
+        raise UserInputError(f"{tie_break_column!r} must hold unique, non-null ids; rows tied at the cut repeat one")
+    ordered = pc.take(tied_ids, pc.sort_indices(tied_ids))
+    return GlobalCut(rank_cut.cutoff, tie_break_column, ordered[rank_cut.ties - 1].as_py())
+
+
+def _column_is_nested(dataset: ray.data.Dataset, column: str) -> bool:
+    schema = dataset.schema()
+    require_columns(None if schema is None else schema.names, [column])
+    if schema is not None:
+        kind = dict(zip(schema.names, schema.types, strict=True))[column]
+        if isinstance(kind, pa.DataType):
+            return pa.types.is_list(kind) or pa.types.is_large_list(kind)
+    return is_nested([row.get(column) for row in dataset.take(100)])

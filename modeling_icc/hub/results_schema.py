@@ -1,0 +1,199 @@
+"""The JSON fields the cards read from ``icc bench`` results and the pipeline's provenance.
+
+Both files are written by other parts of the project; this module is the one place that
+names the fields the cards rely on. Unknown fields are ignored; a missing required field
+is a :class:`UserInputError` naming it.
+
+Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.evaluation.report``)::
+
+    {"environment": {...},                                   # perf.environment(), optional
+     "settings": {"confidence": 0.95, ...},                  # optional
+     "benchmarks": {"captions": {"title": "...", "n": 303, "source": "..."}, ...},   # optional
+     "results": [{"benchmark": "captions",                   # required
+                  "scorer": "lite",                          # required: registry key, path or Hub id
+                  "scorer_id": "lite",                       # optional: the model id the scorer reports
+                  "label": "lite (embedded, zero-download)", # optional display name
+                  "in_sample": null,                         # optional: why the row is not held out
+                  "n": 303,                                  # required
+                  "pearson": {"value": 0.74, "low": 0.69, "high": 0.79},   # value null = undefined
+                  "spearman": {...}, "kendall": {...}}]}     # each optional
+
+Provenance: ``icc_provenance.json``, which ``modeling_icc.distillation.distill`` writes next to
+every distilled student::
+
+    {"backbone": "distilroberta-base",                       # required
+     "n_train": 112000, "n_held_out": 5900,                  # n_train required
+     "training": {"batch_size": 128, "learning_rate": 1e-4, ...},   # DistillConfig, optional
+     "held_out_metrics": {"pearson": 0.9, "spearman": 0.9, ...},    # optional
+     "teachers": {"sba": {"text_model": ..., "lm": ...}, "vba": {"text_to_image": ..., "captioner": ...}},
+     "combination": {"vba_weight": 1.3, "sba_weight": 0.9, "intercept": -1.0, ...},  # optional
+     "n_teacher_scored_captions": 118000, "two_stage": {...}, "target_column": "...",  # optional
+     "versions": {...}}                                      # optional
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..utils.errors import UserInputError
+
+#: Name of the caption-concreteness benchmark in bench results.
+CAPTION_BENCHMARK = "captions"
+#: Correlations in bench results -> metric ids on the Hub (model-index ``metrics.type``).
+HUB_METRIC_IDS = {"pearson": "pearsonr", "spearman": "spearmanr", "kendall": "kendalltau"}
+
+
+@dataclass(frozen=True)
+class MetricValue:
+    value: float
+    ci: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class BenchRow:
+    """One scorer on one benchmark."""
+
+    benchmark: str
+    scorer: str
+    n: int
+    metrics: dict[str, MetricValue]
+    scorer_id: str | None = None
+    label: str | None = None
+    in_sample: str | None = None
+
+    @property
+    def display_name(self) -> str:
+        return self.label or self.scorer
+
+    def is_scorer(self, name: str) -> bool:
+        return name in (self.scorer, self.scorer_id)
+
+
+@dataclass(frozen=True)
+class BenchResults:
+    rows: list[BenchRow]
+    environment: dict[str, Any] = field(default_factory=dict)
+    titles: dict[str, str] = field(default_factory=dict)
+    confidence: float | None = None
+    source: str = ""
+
+    def scorers(self) -> list[str]:
+        return list(dict.fromkeys(row.scorer for row in self.rows))
+
+    def for_scorer(self, name: str) -> list[BenchRow]:
+        return [row for row in self.rows if row.is_scorer(name)]
+
+    def for_benchmark(self, benchmark: str) -> list[BenchRow]:
+        return [row for row in self.rows if row.benchmark == benchmark]
+
+    def title(self, benchmark: str) -> str:
+        return self.titles.get(benchmark, benchmark)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    base_model: str
+    n_train: int
+    n_held_out: int | None = None
+    n_teacher_scored: int | None = None
+    teachers: dict[str, dict[str, Any]] = field(default_factory=dict)
+    combination: dict[str, float] | None = None
+    training: dict[str, Any] = field(default_factory=dict)
+    held_out_metrics: dict[str, float] = field(default_factory=dict)
+    two_stage: bool = False
+
+
+def _read_json(path: str | os.PathLike, what: str) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise UserInputError(f"{what} file not found: {path}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as error:
+        raise UserInputError(f"{path}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    if not isinstance(data, dict):
+        raise UserInputError(f"{path}: expected a JSON object at the top level")
+    return data
+
+
+def _require(mapping: dict, key: str, kind: type | tuple[type, ...], where: str) -> Any:
+    if key not in mapping:
+        raise UserInputError(f"{where}: missing required field {key!r}")
+    value = mapping[key]
+    if not isinstance(value, kind) or isinstance(value, bool):
+        names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+        raise UserInputError(f"{where}: field {key!r} must be {names}, got {type(value).__name__}")
+    return value
+
+
+def _metric(value: Any, where: str) -> MetricValue | None:
+    """``{"value", "low", "high"}``; None when the value is undefined (a constant scorer)."""
+    if not isinstance(value, dict):
+        raise UserInputError(f"{where}: expected {{'value': ..., 'low': ..., 'high': ...}}")
+    number = value.get("value")
+    if number is None:
+        return None
+    if not isinstance(number, (int, float)) or isinstance(number, bool):
+        raise UserInputError(f"{where}: 'value' must be a number or null")
+    low, high = value.get("low"), value.get("high")
+    interval = (float(low), float(high)) if isinstance(low, (int, float)) and isinstance(high, (int, float)) else None
+    return MetricValue(float(number), interval)
+
+
+def read_bench_results(path: str | os.PathLike) -> BenchResults:
+    """Rows of an ``icc bench`` results JSON (see the module docstring for the fields)."""
+    data = _read_json(path, "bench results")
+    rows = []
+    for index, raw in enumerate(_require(data, "results", list, str(path))):
+        where = f"{path}: results[{index}]"
+        if not isinstance(raw, dict):
+            raise UserInputError(f"{where}: expected an object")
+        metrics = {name: _metric(raw[name], f"{where}.{name}") for name in HUB_METRIC_IDS if raw.get(name) is not None}
+        rows.append(
+            BenchRow(
+                benchmark=_require(raw, "benchmark", str, where),
+                scorer=_require(raw, "scorer", str, where),
+                n=_require(raw, "n", int, where),
+                metrics={name: metric for name, metric in metrics.items() if metric is not None},
+                scorer_id=raw.get("scorer_id"),
+                label=raw.get("label"),
+                in_sample=raw.get("in_sample") or None,
+            )
+        )
+    if not rows:
+        raise UserInputError(f"{path}: 'results' is empty")
+    benchmarks = data.get("benchmarks") or {}
+    titles = {name: info["title"] for name, info in benchmarks.items() if isinstance(info, dict) and info.get("title")}
+    confidence = (data.get("settings") or {}).get("confidence")
+    return BenchResults(rows, data.get("environment") or {}, titles, confidence, str(path))
+
+
+def read_provenance(path: str | os.PathLike) -> Provenance:
+    """A student's provenance: the JSON file, or the student folder that holds ``icc_provenance.json``."""
+    from ..distillation.distill import PROVENANCE_FILE
+
+    path = Path(path)
+    data = _read_json(path / PROVENANCE_FILE if path.is_dir() else path, "provenance")
+    where = str(path)
+    combination = data.get("combination")
+    weights = ("vba_weight", "sba_weight", "intercept")
+    if combination is not None and not all(isinstance(combination.get(k), (int, float)) for k in weights):
+        raise UserInputError(f"{where}: 'combination' needs numbers {', '.join(weights)}")
+    teachers = data.get("teachers") or {}
+    if not isinstance(teachers, dict) or not all(isinstance(value, dict) for value in teachers.values()):
+        raise UserInputError(f"{where}: 'teachers' must map teacher names to objects")
+    return Provenance(
+        base_model=_require(data, "backbone", str, where),
+        n_train=_require(data, "n_train", int, where),
+        n_held_out=data.get("n_held_out"),
+        n_teacher_scored=data.get("n_teacher_scored_captions"),
+        teachers=teachers,
+        combination={k: float(combination[k]) for k in weights} if combination else None,
+        training=dict(data.get("training") or {}),
+        held_out_metrics={k: v for k, v in (data.get("held_out_metrics") or {}).items() if isinstance(v, float)},
+        two_stage=bool(data.get("two_stage")),
+    )

@@ -1,0 +1,407 @@
+"""Build the exact folder a Hub repository receives, check it offline, then upload it.
+
+Kinds: ``model`` (safetensors, config with ``auto_map``, our modeling code for
+``trust_remote_code`` users, tokenizer, card), ``dataset`` (parquet under ``data/`` +
+card), ``space`` (the demo: app, requirements, README, and the ``modeling_icc`` source it
+runs on) and ``metric`` (the ``evaluate`` module as a Space). Nothing touches the network
+until :func:`upload_folder`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from huggingface_hub import DatasetCard, HfApi, ModelCard, RepoCard
+from huggingface_hub.utils import HFValidationError, validate_repo_id
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+from transformers import AutoTokenizer
+
+from ..models.icc.modeling_icc import ICCForConcreteness
+from ..scoring.load import load_scorer
+from ..utils.errors import UserInputError
+from ..utils.shipped_data import dev_split, paper_examples
+from ..version import DISTRIBUTION
+from .measurement import metric_path
+
+KINDS = ("model", "dataset", "space", "metric")
+REPO_TYPES = {"model": "model", "dataset": "dataset", "space": "space", "metric": "space"}
+#: Keys a card's YAML header must have, per kind.
+REQUIRED_CARD_KEYS = {
+    "model": ("license", "language", "library_name", "pipeline_tag", "model-index"),
+    "dataset": ("license", "language", "pretty_name", "task_categories", "configs"),
+    "space": ("title", "sdk", "sdk_version", "app_file"),
+    "metric": ("title", "sdk", "sdk_version", "app_file", "tags"),
+}
+#: Extra Auto classes written into ``auto_map`` so remote-code users can pick either head.
+EXTRA_AUTO_MAP = {"AutoModelForSequenceClassification": "modeling_icc.ICCForConcreteness"}
+#: Where the Space sources live in a checkout of the repository.
+SPACE_SOURCE = Path("hub_cards") / "space"
+#: Package code files the Spaces run on are copied without these.
+_PACKAGE_IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", "testing")
+
+
+def check_repo_id(repo_id: str) -> str:
+    if repo_id.count("/") != 1:
+        raise UserInputError(f"--repo-id must be ORG/NAME, got {repo_id!r}")
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise UserInputError(f"invalid --repo-id {repo_id!r}: {error}") from None
+    return repo_id
+
+
+def prepare_output(folder: str | os.PathLike) -> Path:
+    """An empty folder to build into (refuses to mix with existing files)."""
+    folder = Path(folder)
+    if folder.exists() and any(folder.iterdir()):
+        raise UserInputError(f"{folder} is not empty; pass a new or empty folder to --dry-run")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def _copy_card(card: str | os.PathLike, folder: Path) -> None:
+    card = Path(card)
+    if not card.is_file():
+        raise UserInputError(f"card not found: {card} (generate it with `icc cards`)")
+    shutil.copyfile(card, folder / "README.md")
+
+
+# -- building -------------------------------------------------------------------------
+
+
+def build_model_folder(model_dir: str | os.PathLike, card: str | os.PathLike, folder: Path) -> Path:
+    """Re-save the student through our classes: safetensors, ``auto_map``, code, tokenizer, card,
+    and its ``icc_provenance.json``.
+
+    Re-saving also converts published-format (``RobertaForSequenceClassification``)
+    checkpoints, so every upload has the same layout, and leaves training leftovers such as
+    the pickled ``training_args.bin`` behind.
+    """
+    source = Path(model_dir)
+    if not (source / "config.json").is_file():
+        raise UserInputError(f"{source} is not a saved model (no config.json)")
+    model = ICCForConcreteness.from_pretrained(source, use_safetensors=True, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, local_files_only=True)
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    config_path = folder / "config.json"
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.setdefault("auto_map", {}).update(EXTRA_AUTO_MAP)
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    from ..distillation.distill import PROVENANCE_FILE
+
+    if (source / PROVENANCE_FILE).is_file():
+        shutil.copyfile(source / PROVENANCE_FILE, folder / PROVENANCE_FILE)
+    _copy_card(card, folder)
+    return folder
+
+
+def build_teacher_dataset_folder(
+    parquet_files: Sequence[str | os.PathLike], card: str | os.PathLike, folder: Path
+) -> Path:
+    """Parquet shards as ``data/train-0000i-of-0000n.parquet`` (the card's ``configs``) + card."""
+    if not parquet_files:
+        raise UserInputError("--data: give the teacher-score parquet file(s) or folder")
+    data = folder / "data"
+    data.mkdir()
+    total = len(parquet_files)
+    for index, file in enumerate(parquet_files):
+        shutil.copyfile(file, data / f"train-{index:05d}-of-{total:05d}.parquet")
+    _copy_card(card, folder)
+    return folder
+
+
+def build_benchmark_dataset_folder(card: str | os.PathLike, folder: Path) -> Path:
+    """The shipped development split as ``data/dev-00000-of-00001.parquet`` + card."""
+    data = folder / "data"
+    data.mkdir()
+    rows = dev_split()
+    table = pa.table(
+        {
+            "sample_id": pa.array([row["sample_id"] for row in rows], pa.string()),
+            "caption": pa.array([row["caption"] for row in rows], pa.string()),
+            "concreteness_annotation": pa.array([row["concreteness_annotation"] for row in rows], pa.int64()),
+            "icc_score": pa.array([row["icc_score"] for row in rows], pa.float64()),
+        }
+    )
+    pq.write_table(table, data / "dev-00000-of-00001.parquet")
+    _copy_card(card, folder)
+    return folder
+
+
+def build_space_folder(folder: Path, source: str | os.PathLike = SPACE_SOURCE) -> Path:
+    """The demo Space: ``app.py``, ``requirements.txt``, ``README.md`` and ``modeling_icc/``."""
+    source = Path(source)
+    missing = [name for name in ("app.py", "requirements.txt", "README.md") if not (source / name).is_file()]
+    if missing:
+        raise UserInputError(f"{source} lacks {', '.join(missing)}; run from the repository root or pass --source")
+    for name in ("app.py", "requirements.txt", "README.md"):
+        shutil.copyfile(source / name, folder / name)
+    _copy_package(folder)
+    return folder
+
+
+def build_metric_folder(repo_id: str, folder: Path) -> Path:
+    """The ``evaluate`` module as a Space: the script renamed to ``<NAME>.py`` (evaluate needs
+    the script and the Space to share a name), its card, app and requirements, and our code."""
+    source = Path(metric_path())
+    name = repo_id.split("/")[-1]
+    shutil.copyfile(source / "icc_metric.py", folder / f"{name}.py")
+    for file in ("README.md", "app.py", "requirements.txt"):
+        shutil.copyfile(source / file, folder / file)
+    _copy_package(folder)
+    return folder
+
+
+def _copy_package(folder: Path) -> None:
+    package = Path(__file__).resolve().parents[1]
+    shutil.copytree(package, folder / package.name, ignore=_PACKAGE_IGNORE)
+
+
+def parquet_inputs(path: str | os.PathLike) -> list[Path]:
+    """A parquet file, or every ``*.parquet`` in a folder (sorted, so shard order is stable)."""
+    path = Path(path)
+    if path.is_dir():
+        files = sorted(path.rglob("*.parquet"))
+        if not files:
+            raise UserInputError(f"no .parquet files under {path}")
+        return files
+    if path.suffix != ".parquet" or not path.is_file():
+        raise UserInputError(f"{path}: expected a .parquet file or a folder of them")
+    return [path]
+
+
+# -- validating -----------------------------------------------------------------------
+
+
+def validate_card(folder: Path, kind: str) -> RepoCard:
+    """The README parses as a card of the right type and its YAML holds the required keys."""
+    readme = folder / "README.md"
+    if not readme.is_file():
+        raise UserInputError(f"{folder} has no README.md")
+    card_class = {"model": ModelCard, "dataset": DatasetCard}.get(kind, RepoCard)
+    try:
+        card = card_class.load(readme, repo_type=REPO_TYPES[kind], ignore_metadata_errors=False)
+    except (ValueError, TypeError) as error:
+        raise UserInputError(f"{readme}: card does not parse ({error})") from None
+    metadata_dict = card.data.to_dict()
+    missing = [key for key in REQUIRED_CARD_KEYS[kind] if not metadata_dict.get(key)]
+    if missing:
+        raise UserInputError(f"{readme}: YAML header lacks {', '.join(missing)}")
+    if kind == "model" and not card.data.eval_results:
+        raise UserInputError(f"{readme}: model-index holds no results")
+    return card
+
+
+def validate_folder(folder: Path, kind: str) -> list[str]:
+    """Every offline check for ``kind``; returns what was checked, raises on the first failure."""
+    card = validate_card(folder, kind)
+    checks = [f"README.md parses as a {REPO_TYPES[kind]} card with {', '.join(REQUIRED_CARD_KEYS[kind])}"]
+    if kind == "model":
+        checks += _validate_model(folder)
+    elif kind == "dataset":
+        checks += _validate_dataset(folder, card)
+    else:
+        checks += _validate_space(folder, card, kind)
+    return checks
+
+
+def _validate_model(folder: Path) -> list[str]:
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    for auto_class, reference in config.get("auto_map", {}).items():
+        module = reference.split(".")[0]
+        if not (folder / f"{module}.py").is_file():
+            raise UserInputError(f"auto_map {auto_class} points to {module}.py, which is not in the folder")
+    if not (folder / "model.safetensors").is_file() or list(folder.glob("*.bin")):
+        raise UserInputError(f"{folder}: weights must be model.safetensors only")
+    texts = [row["caption"] for row in paper_examples()[:4]]
+    ours = load_scorer(folder, device="cpu", dtype="float32").score(texts, raw=True)
+    remote = _remote_code_scores(folder, texts)
+    if not np.allclose(ours, remote, atol=1e-4):
+        raise UserInputError(f"remote-code scores {remote} differ from load_scorer's {ours.tolist()}")
+    return [
+        "model.safetensors only; auto_map files present",
+        "load_scorer(folder) scores captions",
+        "AutoModel.from_pretrained(folder, trust_remote_code=True) in a fresh process gives the same scores",
+    ]
+
+
+def _remote_code_scores(folder: Path, texts: list[str]) -> list[float]:
+    """Scores from the folder's own code, as a Hub user without our package gets them."""
+    program = (
+        "import json, sys, torch\n"
+        "from transformers import AutoModel, AutoTokenizer\n"
+        "folder, texts = sys.argv[1], json.loads(sys.argv[2])\n"
+        "tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)\n"
+        "model = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()\n"
+        "assert 'modeling_icc' not in sys.modules, 'the check must not use the installed package'\n"
+        "with torch.inference_mode():\n"
+        "    out = model(**tokenizer(texts, return_tensors='pt', padding=True)).raw_scores\n"
+        "print(json.dumps(out.tolist()))\n"
+    )
+    with tempfile.TemporaryDirectory() as scratch:
+        output = _run_python(
+            program, [str(folder.resolve()), json.dumps(texts)], cwd=Path(scratch), what="trust_remote_code load"
+        )
+    return json.loads(output)
+
+
+def _app_builds(folder: Path, app_file: str) -> str:
+    """Run the Space's app file (without launching) as the Space will: from its folder, on the
+    ``modeling_icc`` copy shipped there; returns where ``modeling_icc`` was imported from."""
+    program = (
+        "import json, runpy, sys\n"
+        "namespace = runpy.run_path(sys.argv[1])\n"
+        "import gradio, modeling_icc\n"
+        "assert isinstance(namespace.get('demo'), gradio.Blocks), 'app.py defines no gradio Blocks named demo'\n"
+        "print(json.dumps(modeling_icc.__file__))\n"
+    )
+    return json.loads(_run_python(program, [app_file], cwd=folder, what=f"running {app_file}"))
+
+
+def _run_python(program: str, args: list[str], *, cwd: Path, what: str) -> str:
+    """Last stdout line of ``program`` in a fresh, offline interpreter (fresh module caches too)."""
+    with tempfile.TemporaryDirectory() as modules_cache:
+        env = {
+            **os.environ,
+            "HF_HUB_OFFLINE": "1",
+            "HF_MODULES_CACHE": modules_cache,
+            "GRADIO_ANALYTICS_ENABLED": "False",
+        }
+        done = subprocess.run(
+            [sys.executable, "-c", program, *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=cwd,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+    if done.returncode != 0:
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
+        raise UserInputError(f"{what} in {cwd} failed: {last}")
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _validate_dataset(folder: Path, card: RepoCard) -> list[str]:
+    """Every ``configs`` entry matches files, and ``datasets`` loads the folder as the Hub will."""
+    import datasets
+
+    checks = []
+    for config in card.data.to_dict()["configs"]:
+        name = config.get("config_name", "default")
+        expected = {}
+        for entry in config.get("data_files", []):
+            files = sorted(folder.glob(entry["path"]))
+            if not files:
+                raise UserInputError(f"configs: {entry['path']} matches no file in {folder}")
+            expected[entry["split"]] = sum(pq.read_metadata(file).num_rows for file in files)
+        with tempfile.TemporaryDirectory() as cache:
+            loaded = datasets.load_dataset(str(folder), name, cache_dir=cache)
+            got = {split: loaded[split].num_rows for split in loaded}
+        if got != expected:
+            raise UserInputError(f"datasets.load_dataset({folder}) gave splits {got}, the files hold {expected}")
+        checks.append(f"config {name!r} loads with datasets: " + ", ".join(f"{s} {n:,} rows" for s, n in got.items()))
+    return checks
+
+
+def _validate_space(folder: Path, card: RepoCard, kind: str) -> list[str]:
+    data = card.data.to_dict()
+    if data["sdk"] != "gradio":
+        raise UserInputError(f"README.md: sdk must be gradio, got {data['sdk']!r}")
+    try:
+        sdk_version = Version(str(data["sdk_version"]))
+    except InvalidVersion:
+        raise UserInputError(f"README.md: sdk_version {data['sdk_version']!r} is not a version") from None
+    app = folder / data["app_file"]
+    if not app.is_file():
+        raise UserInputError(f"README.md: app_file {data['app_file']} is not in the folder")
+    try:
+        compile(app.read_text(encoding="utf-8"), str(app), "exec")  # no __pycache__ left in the upload
+    except SyntaxError as error:
+        raise UserInputError(f"{app.name} does not compile: {error}") from None
+    requirements = _read_requirements(folder / "requirements.txt")
+    missing = [name for name in space_requirement_names() if name not in requirements]
+    if missing:
+        raise UserInputError(f"requirements.txt lacks {', '.join(missing)}")
+    if not requirements["gradio"].specifier.contains(sdk_version, prereleases=True):
+        raise UserInputError(f"sdk_version {sdk_version} does not satisfy requirements.txt's {requirements['gradio']}")
+    if not (folder / "modeling_icc" / "__init__.py").is_file():
+        raise UserInputError(f"{folder} lacks the modeling_icc package the app imports")
+    imported_from = Path(_app_builds(folder, data["app_file"])).resolve()
+    if folder.resolve() not in imported_from.parents:
+        raise UserInputError(f"{data['app_file']} imported modeling_icc from {imported_from}, not from the folder")
+    checks = [
+        f"gradio Space, sdk_version {sdk_version}, {data['app_file']} compiles",
+        "requirements.txt complete",
+        f"{data['app_file']} builds its gradio demo in a fresh process on the shipped modeling_icc",
+    ]
+    if kind == "metric":
+        checks.append(_validate_metric_script(folder))
+    return checks
+
+
+def _validate_metric_script(folder: Path) -> str:
+    import evaluate
+
+    from .measurement import module_script
+
+    script = module_script(folder)
+    module = evaluate.load(str(script))
+    result = module.compute(predictions=["a man with a white shirt"], model_id="lite")
+    if len(result["icc_scores"]) != 1:
+        raise UserInputError(f"{script.name}: compute() returned {result}")
+    return f"evaluate.load('{script.name}') computes offline with model_id='lite'"
+
+
+def _read_requirements(path: Path) -> dict[str, Requirement]:
+    if not path.is_file():
+        raise UserInputError(f"{path.parent} has no requirements.txt")
+    lines = [line.split("#")[0].strip() for line in path.read_text(encoding="utf-8").splitlines()]
+    requirements = [Requirement(line) for line in lines if line]
+    return {requirement.name.lower().replace("_", "-"): requirement for requirement in requirements}
+
+
+def space_requirement_names() -> list[str]:
+    """Distributions a Space running ``modeling_icc`` needs: the package's core deps and gradio."""
+    names = []
+    for spec in metadata.requires(DISTRIBUTION) or []:
+        requirement = Requirement(spec)
+        if requirement.marker is None or requirement.marker.evaluate({"extra": "space"}):
+            names.append(requirement.name.lower().replace("_", "-"))
+    return [name for name in dict.fromkeys(names) if name != DISTRIBUTION]
+
+
+# -- uploading ------------------------------------------------------------------------
+
+
+def upload_folder(folder: Path, repo_id: str, kind: str, *, private: bool = False, token: str | None = None) -> str:
+    """Create the repository if needed and upload ``folder`` in one commit; returns the commit URL."""
+    api = HfApi(token=token)
+    repo_type = REPO_TYPES[kind]
+    api.create_repo(
+        repo_id,
+        repo_type=repo_type,
+        private=private,
+        exist_ok=True,
+        space_sdk="gradio" if repo_type == "space" else None,
+    )
+    commit = api.upload_folder(
+        repo_id=repo_id,
+        folder_path=folder,
+        repo_type=repo_type,
+        commit_message=f"Upload {kind} with `icc push`",
+    )
+    return commit.commit_url

@@ -1,0 +1,1 @@
+"""The ICC student: ICCConfig, ICCForConcreteness and its fast CPU/GPU encoder."""

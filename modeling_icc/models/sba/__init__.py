@@ -1,0 +1,1 @@
+"""The SBA teacher model: CLIP text tower (frozen) -> linear projector -> causal LM (frozen)."""

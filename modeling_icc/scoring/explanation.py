@@ -1,0 +1,108 @@
+"""Explanations: which words (and, for lite, which features) push a caption's score up or down."""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .base import ConcretenessScorer
+
+
+class Explanation(list):
+    """A list of ``(text, contribution)`` pairs in caption order: words or rated phrases.
+
+    Positive contributions make the caption more concrete. The other terms of
+    the decomposition sit in attributes:
+
+    - ``features``: ``(feature name, contribution)`` for caption-level cues (lite only);
+    - ``bias``: the constant term (lite) or ``None``;
+    - ``total``: what the terms add up to (lite: the logit, so that
+      ``sum(word terms) + sum(feature terms) + bias == total`` and
+      ``score == sigmoid(total)``; student: the raw score of the whole caption,
+      with word terms measured by occlusion, which need not add up);
+    - ``score``: the caption's score in [0, 1]; ``method``: how terms were computed.
+    """
+
+    def __init__(
+        self,
+        spans: list[tuple[str, float]],
+        *,
+        features: list[tuple[str, float]],
+        bias: float | None,
+        total: float,
+        score: float,
+        method: str,
+        model_id: str,
+    ) -> None:
+        super().__init__(spans)
+        self.features = features
+        self.bias = bias
+        self.total = total
+        self.score = score
+        self.method = method
+        self.model_id = model_id
+
+    def reasons(self, k: int = 3) -> list[tuple[str, float]]:
+        """The ``k`` largest terms (words and features) by absolute contribution."""
+        terms = [(f"word '{text}'", value) for text, value in self] + [(f"cue: {n}", v) for n, v in self.features]
+        return sorted(terms, key=lambda term: -abs(term[1]))[:k]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model_id,
+            "method": self.method,
+            "score": self.score,
+            "total": self.total,
+            "bias": self.bias,
+            "words": [{"text": text, "contribution": value} for text, value in self],
+            "features": [{"name": name, "contribution": value} for name, value in self.features],
+        }
+
+
+_WORD = re.compile(r"\S+")
+
+
+def occlusion_explanations(
+    scorer: ConcretenessScorer, texts: list[str], method: str = "occlusion"
+) -> list[Explanation]:
+    """Word contributions by occlusion: score(caption) - score(caption without that word).
+
+    All variants of all captions are scored in one ``scorer.score`` call, so they
+    share the scorer's length-sorted batches. Cost: (words + 1) forward passes per
+    caption. Contributions are in raw-score units and need not add up to the score.
+    """
+    variants: list[str] = []
+    layout: list[list[re.Match]] = []
+    for text in texts:
+        words = list(_WORD.finditer(text))
+        layout.append(words)
+        variants.append(text)
+        for word in words:
+            variants.append((text[: word.start()].rstrip() + " " + text[word.end() :].lstrip()).strip())
+    raw = scorer.score(variants, raw=True)
+    explanations, offset = [], 0
+    for words in layout:
+        full = float(raw[offset])
+        removed = raw[offset + 1 : offset + 1 + len(words)]
+        offset += 1 + len(words)
+        # A caption reduced to nothing scores NaN; its one word then carries the whole score.
+        terms = [
+            (word.group(), full - (float(value) if np.isfinite(value) else 0.0))
+            for word, value in zip(words, removed, strict=True)
+        ]
+        explanations.append(
+            Explanation(
+                terms,
+                features=[],
+                bias=None,
+                total=full,
+                score=float(np.clip(full, 0.0, 1.0)) if np.isfinite(full) else math.nan,
+                method=method,
+                model_id=scorer.model_id,
+            )
+        )
+    return explanations

@@ -1,0 +1,132 @@
+"""``load_scorer``: one entry point for the published model, local students and ``"lite"``."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+from urllib.parse import urlparse
+
+import torch
+from huggingface_hub import constants as hf_constants
+from safetensors import SafetensorError
+from transformers import AutoTokenizer, PreTrainedTokenizerBase
+
+from ..models.icc.modeling_icc import ICCForConcreteness
+from .base import ConcretenessScorer
+from .devices import resolve_device, resolve_dtype
+from .lite import LiteScorer
+from .neural import NeuralScorer
+
+#: The published ICC student (Yanuka et al., 2024): DistilRoBERTa regression.
+DEFAULT_MODEL_ID = "moranyanuka/icc"
+LITE_MODEL_ID = "lite"
+
+
+class ModelNotAvailableError(OSError):
+    """The requested checkpoint is neither on disk, in the HF cache, nor reachable."""
+
+
+class CheckpointError(ValueError):
+    """The checkpoint exists but cannot be read (corrupt or not an ICC/RoBERTa model)."""
+
+
+def _not_available_message(name: str, reason: str) -> str:
+    return (
+        f"Could not load the ICC model {name!r}: {reason}\n"
+        f"  - To use it, download it once where the Hub is reachable: `hf download {name}` "
+        "(it is then found in the Hugging Face cache), or pass a local directory that holds "
+        "config.json, model.safetensors and the tokenizer files.\n"
+        "  - To score without any download, use the embedded model: load_scorer('lite') "
+        "or `icc score --model lite`."
+    )
+
+
+def load_scorer(
+    name_or_path: str | os.PathLike | None = None,
+    device: str | torch.device | None = None,
+    dtype: str | torch.dtype | None = None,
+    batch_size: int | None = None,
+    *,
+    max_batch_tokens: int | None = None,
+    progress: bool | None = None,
+    compile: bool = False,
+) -> ConcretenessScorer:
+    """Load a concreteness scorer.
+
+    ``name_or_path``: a Hub id (default: the published ``moranyanuka/icc``), a local
+    directory with a saved student (ours or the published RoBERTa format), or
+    ``"lite"`` for the embedded zero-download model. ``device`` defaults to CUDA
+    when present; ``dtype`` to bf16 on GPUs and on CPUs with native bf16 (AMX,
+    AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``). Weights are read
+    from safetensors only. ``compile=True`` runs the ``transformers`` module through
+    ``torch.compile`` (dynamic shapes, frozen weights) instead of the default
+    :class:`~modeling_icc.models.icc.fast_encoder.FastICCEncoder`: about a minute to start and, on
+    this project's 2-core CPU, slower than the default
+    (``benchmarks/student_throughput.py --compile``); untested on GPUs here.
+    """
+    name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
+    if name == LITE_MODEL_ID:  # device, dtype and batching do not apply to the pure-Python model
+        return LiteScorer()
+    resolved_device = resolve_device(device)
+    resolved_dtype = resolve_dtype(dtype, resolved_device)
+    local = Path(name).expanduser()
+    if local.exists() and not (local / "config.json").is_file():
+        raise ModelNotAvailableError(_not_available_message(name, f"{local} has no config.json"))
+    if local.exists():
+        model, tokenizer = _load_student(str(local), name, resolved_dtype, local_files_only=True)
+    else:
+        try:
+            model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=True)
+        except ModelNotAvailableError:
+            if hf_constants.HF_HUB_OFFLINE or not hub_reachable():
+                raise
+            model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=False)
+    model.to(resolved_device)
+    return NeuralScorer(
+        model,
+        tokenizer,
+        model_id=name,
+        batch_size=batch_size,
+        max_batch_tokens=max_batch_tokens,
+        progress=progress,
+        compile=compile,
+    )
+
+
+def _load_student(
+    source: str, name: str, dtype: torch.dtype, *, local_files_only: bool
+) -> tuple[ICCForConcreteness, PreTrainedTokenizerBase]:
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, local_files_only=local_files_only)
+        model = ICCForConcreteness.from_pretrained(
+            source, dtype=dtype, use_safetensors=True, local_files_only=local_files_only
+        )
+    except OSError as error:
+        raise ModelNotAvailableError(_not_available_message(name, _first_line(error))) from error
+    except (ValueError, RuntimeError, KeyError, SafetensorError) as error:
+        raise CheckpointError(f"The checkpoint {name!r} could not be read: {_first_line(error)}") from error
+    return model, tokenizer
+
+
+def hub_reachable(timeout: float = 3.0) -> bool:
+    """Whether a TCP connection to the Hub endpoint opens quickly.
+
+    Checked before any download so that a machine without network fails in
+    seconds instead of waiting through the Hub client's retries. Behind an HTTP
+    proxy the check is skipped (the proxy decides).
+    """
+    if any(os.environ.get(key) for key in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
+        return True
+    endpoint = urlparse(hf_constants.ENDPOINT)
+    port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
+    try:
+        with socket.create_connection((endpoint.hostname, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__

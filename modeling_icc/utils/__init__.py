@@ -1,0 +1,2 @@
+"""Shared helpers that depend on nothing else in the package: errors, provenance (versions,
+atomic JSON), shipped data."""
