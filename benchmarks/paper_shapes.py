@@ -58,8 +58,8 @@ BLIP2_IMAGE_SIZE = 224
 
 
 def paper_sba(device: str | torch.device, dtype: torch.dtype):
-    """CLIP ViT-L/14 text tower + projector + Llama-2-7B, random weights, tokenizers attached."""
-    from modeling_icc.teachers import SBAConfig, SBAForCaptionReconstruction
+    """CLIP ViT-L/14 text tower + projector + Llama-2-7B, random weights, in an SBAPipeline."""
+    from modeling_icc.teachers import SBAConfig, SBAForCaptionReconstruction, SBAPipeline
 
     text_tokenizer, lm_tokenizer = tiny_clip_tokenizer(), tiny_llama_tokenizer()
     config = SBAConfig(
@@ -71,8 +71,7 @@ def paper_sba(device: str | torch.device, dtype: torch.dtype):
     )
     with built_on(device, dtype):
         model = SBAForCaptionReconstruction(config)
-    model.set_tokenizers(text_tokenizer, lm_tokenizer)
-    return model.eval()
+    return SBAPipeline(model, text_tokenizer, lm_tokenizer)
 
 
 def paper_text_to_image(device: str | torch.device, dtype: torch.dtype):

@@ -7,7 +7,7 @@ DPM-Solver steps, classifier-free guidance 9), BLIP-2 OPT-2.7B (5 beams, 5
 captions) and BERTScore with RoBERTa-large (layer 17). Random weights never emit
 a stop token, so generation lengths are fixed (--sba-tokens, --blip2-tokens) at
 typical caption lengths. Every stage runs the library's own code path
-(``SBAForCaptionReconstruction.reconstruct``, ``VBAPipeline``).
+(``SBAPipeline.reconstruct``, ``VBAPipeline``).
 
 --tiny runs the same stages with the tiny random models on CPU: it checks that
 every stage works end to end, not how fast the real models are.
@@ -59,12 +59,12 @@ def build(tiny: bool, device: str, dtype: torch.dtype, workdir: Path, blip2_toke
         captioner,
         processor,
         BERTScoreSimilarity(str(bertscore_dir), layers, device=device),
-        height=size,
-        width=size,
+        size=size,
         max_new_tokens=blip2_tokens,
         min_new_tokens=blip2_tokens,
     )
-    return sba.to(device), vba
+    sba.model.to(device)
+    return sba, vba
 
 
 def main() -> None:
@@ -90,7 +90,7 @@ def main() -> None:
         candidates = vba.caption_images(images)
         runs = {
             "sba": lambda: sba.reconstruct(
-                captions[: batch["sba"]], 5, 5, max_new_tokens=args.sba_tokens, min_new_tokens=args.sba_tokens
+                captions[: batch["sba"]], max_new_tokens=args.sba_tokens, min_new_tokens=args.sba_tokens
             ),
             "text_to_image": lambda: vba.generate_images(
                 captions[: batch["text_to_image"]], ids[: batch["text_to_image"]], seed=0
@@ -124,7 +124,7 @@ def main() -> None:
         "settings": {
             "sba": {"num_beams": 5, "num_return_sequences": 5, "new_tokens": args.sba_tokens},
             "text_to_image": {
-                key: vba.settings[key] for key in ("num_inference_steps", "guidance_scale", "height", "width")
+                key: getattr(vba.config, key) for key in ("scheduler", "num_inference_steps", "guidance_scale", "size")
             },
             "captioner": {"num_beams": 5, "num_return_sequences": 5, "new_tokens": args.blip2_tokens},
             "bertscore": {"candidates_per_caption": 5, "model": "tiny RoBERTa" if args.tiny else "RoBERTa-large L17"},

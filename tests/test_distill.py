@@ -6,7 +6,7 @@ from transformers import AutoModel
 
 from modeling_icc import ICCForConcreteness, load_scorer
 from modeling_icc.distillation import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_provenance
-from modeling_icc.distillation.distill import predict, split_indices
+from modeling_icc.distillation.distill import StudentTrainingArguments, predict, split_indices
 from modeling_icc.testing import save_tiny_student, training_corpus
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -22,24 +22,22 @@ def _learnable_target(texts):
     return np.array([0.9 if " a " in f" {t.lower()} " else 0.1 for t in texts])
 
 
-def _config(backbone, **overrides):
-    values = dict(
-        backbone=str(backbone),
-        batch_size=16,
-        per_device_batch_size=16,
-        learning_rate=3e-3,
-        epochs=5,
-        eval_fraction=0.1,
-        logging_steps=100,
-    )
-    return DistillConfig(**{**values, **overrides})
+def _config(backbone) -> DistillConfig:
+    return DistillConfig(backbone=str(backbone), eval_fraction=0.1)
+
+
+def _training(**overrides) -> StudentTrainingArguments:
+    values = dict(per_device_train_batch_size=16, learning_rate=3e-3, num_train_epochs=5, logging_steps=100)
+    return StudentTrainingArguments(**{**values, **overrides})
 
 
 def test_student_learns_a_learnable_target_and_loads_everywhere(backbone, tmp_path):
     texts = training_corpus()
     target = _learnable_target(texts)
     before = np.mean((predict(backbone, texts) - target) ** 2)
-    metrics = distill_student(texts, target, tmp_path / "student", _config(backbone), {"teachers": "synthetic"})
+    metrics = distill_student(
+        texts, target, tmp_path / "student", _config(backbone), _training(), {"teachers": "synthetic"}
+    )
     after = np.mean((predict(tmp_path / "student", texts) - target) ** 2)
     assert after < 0.5 * before, (before, after)
     assert metrics["pearson"] > 0.3 and "spearman" in metrics
@@ -49,7 +47,7 @@ def test_student_learns_a_learnable_target_and_loads_everywhere(backbone, tmp_pa
     provenance = read_provenance(tmp_path / "student")
     assert provenance["n_captions"] == len(texts) and provenance["teachers"] == "synthetic"
     assert provenance["n_held_out"] == round(0.1 * len(texts))
-    assert provenance["training"]["learning_rate"] == 3e-3
+    assert provenance["training"]["learning_rate"] == 3e-3 and provenance["training"]["eval_fraction"] == 0.1
     assert not list((tmp_path / "student").glob("checkpoint-*"))
 
 
@@ -57,8 +55,16 @@ def test_two_stage_distils_stage_students_then_the_combined_target(backbone, tmp
     texts = training_corpus()[:80]
     target = _learnable_target(texts)
     combiner = ScoreCombiner(threshold=1.0).fit(target, 1 - target, (target > 0.5).astype(float) + 0)
-    config = _config(backbone, epochs=1)
-    metrics = distill_two_stage(texts, 1 - target, target, combiner, tmp_path / "final", tmp_path / "stages", config)
+    metrics = distill_two_stage(
+        texts,
+        1 - target,
+        target,
+        combiner,
+        tmp_path / "final",
+        tmp_path / "stages",
+        _config(backbone),
+        _training(num_train_epochs=1),
+    )
     assert set(metrics) == {"sba_student", "vba_student", "student"}
     for name in ("sba_student", "vba_student"):
         assert read_provenance(tmp_path / "stages" / name)["target_column"] == f"{name[:3]}_score"
@@ -76,3 +82,10 @@ def test_held_out_split_is_seeded_and_disjoint():
     train, held_out = split_indices(100, 0.05, seed=3)
     assert len(held_out) == 5 and not set(train) & set(held_out) and len(train) + len(held_out) == 100
     assert (split_indices(100, 0.05, seed=3)[1] == held_out).all()
+
+
+def test_student_recipe_is_the_papers():
+    args = StudentTrainingArguments()
+    assert (args.per_device_train_batch_size, args.gradient_accumulation_steps, args.learning_rate) == (128, 1, 1e-4)
+    assert (args.lr_scheduler_type, args.warmup_steps, args.num_train_epochs) == ("cosine", 0.03, 2)
+    assert DistillConfig().backbone == "distilroberta-base"

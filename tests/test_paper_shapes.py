@@ -12,7 +12,7 @@ def _billions(module) -> float:
 
 
 def test_sba_is_clip_vit_l14_text_plus_llama2_7b():
-    sba = paper_shapes.paper_sba("meta", torch.bfloat16)
+    sba = paper_shapes.paper_sba("meta", torch.bfloat16).model
     assert _billions(sba.text_model) == pytest.approx(0.1237, abs=1e-3)
     assert _billions(sba.lm) == pytest.approx(6.738, abs=1e-3)
     assert sba.projector.linear.in_features == 768 and sba.projector.linear.out_features == 4096

@@ -28,7 +28,7 @@ def _small_tiny_config(output_dir) -> PipelineConfig:
     config.sba.training.max_steps = 4
     config.vba.num_inference_steps = 4
     config.standardize.min_bucket_size = 20
-    config.distill.epochs = 2
+    config.distill.training.num_train_epochs = 2
     return config
 
 
@@ -106,26 +106,37 @@ def test_own_teacher_scores_skip_the_teachers(tmp_path):
     assert fit["vba_weight"] > 0 and fit["sba_weight"] > 0 and fit["cv_roc_auc"] > 0.7
 
 
-def test_paper_config_loads_with_the_paper_settings():
-    config = PipelineConfig.load(CONFIGS / "paper.yaml")
-    assert (config.sba.training.batch_size, config.sba.training.learning_rate, config.sba.training.epochs) == (
-        128,
+def test_paper_config_holds_the_defaults_which_are_the_papers():
+    paper, defaults = PipelineConfig.load(CONFIGS / "paper.yaml"), PipelineConfig()
+    for name in ("vba", "standardize", "combine"):
+        assert getattr(paper, name) == getattr(defaults, name), name
+    for part in ("sba", "distill"):
+        for key, value in vars(getattr(paper, part)).items():
+            if key != "training":
+                assert value == getattr(getattr(defaults, part), key) or key in ("train", "train_captions"), key
+    sba, student = paper.sba.training, paper.distill.training
+    assert sba.per_device_train_batch_size * sba.gradient_accumulation_steps == 128
+    assert (sba.learning_rate, sba.lr_scheduler_type, sba.warmup_steps, sba.num_train_epochs) == (
         2e-3,
+        "cosine",
+        0.03,
         2,
     )
-    assert (config.vba.num_inference_steps, config.vba.guidance_scale, config.vba.size) == (20, 9.0, 768)
-    assert (config.distill.backbone, config.distill.batch_size, config.distill.learning_rate) == (
-        "distilroberta-base",
-        128,
-        1e-4,
-    )
-    assert config.sba.num_beams == config.sba.num_return_sequences == 5
+    assert (student.per_device_train_batch_size, student.learning_rate, student.num_train_epochs) == (128, 1e-4, 2)
+    assert (paper.vba.num_inference_steps, paper.vba.guidance_scale, paper.vba.size) == (20, 9.0, 768)
+    assert (paper.vba.prompt, paper.vba.num_beams, paper.vba.num_return_sequences) == ("a photo of", 5, 5)
 
 
 def test_unknown_settings_are_refused_with_their_path(tmp_path):
     (tmp_path / "bad.yaml").write_text("vba:\n  stepz: 3\n")
     with pytest.raises(UserInputError, match=r"bad.yaml.vba: unknown setting\(s\) stepz"):
         PipelineConfig.load(tmp_path / "bad.yaml")
+    (tmp_path / "old.yaml").write_text("distill:\n  training:\n    epochs: 3\n")
+    with pytest.raises(UserInputError, match=r"old.yaml.distill.training: unknown setting\(s\) epochs; known: the fi"):
+        PipelineConfig.load(tmp_path / "old.yaml")
+    (tmp_path / "bad_value.yaml").write_text("sba:\n  training:\n    lr_scheduler_type: sine\n")
+    with pytest.raises(UserInputError, match=r"bad_value.yaml.sba.training: .*sine"):
+        PipelineConfig.load(tmp_path / "bad_value.yaml")
 
 
 def test_a_missing_sba_is_explained(tmp_path):

@@ -1,11 +1,22 @@
-"""The SBA teacher: frozen towers, caption-only loss, training, beam reconstruction, save/load."""
+"""The SBA: frozen towers, caption-only loss, training, beam reconstruction, saving and loading like an adapter."""
+
+import json
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors.torch import load_file, save_file
+from transformers import AutoModelForCausalLM, CLIPTextModelWithProjection
 
-from modeling_icc.models.sba.modeling_sba import IGNORE_INDEX, WEIGHTS_NAME
-from modeling_icc.teachers import SBACollator, SBAConfig, SBAForCaptionReconstruction, SBATrainingConfig, train_sba
+from modeling_icc.models.sba.modeling_sba import IGNORE_INDEX, paper_generation_config
+from modeling_icc.teachers import (
+    ProjectorTrainingArguments,
+    SBACollator,
+    SBAComponents,
+    SBAConfig,
+    SBAForCaptionReconstruction,
+    SBAPipeline,
+    train_sba,
+)
 from modeling_icc.testing.teachers import save_tiny_sba_components, tiny_sba
 
 pytestmark = pytest.mark.usefixtures("single_thread")
@@ -16,19 +27,21 @@ CAPTIONS = [
     "a man riding a bicycle down the street",
     "the best way to think about money",
 ]
+PROJECTOR = {"projector.linear.weight", "projector.linear.bias"}
 
 
-def _batch(model, captions=CAPTIONS):
-    return SBACollator(model.text_tokenizer, model.lm_tokenizer)(captions)
+def _batch(sba, captions=CAPTIONS):
+    return SBACollator(sba.text_tokenizer, sba.lm_tokenizer)(captions)
 
 
 @pytest.fixture(scope="module")
 def components(tmp_path_factory):
-    return save_tiny_sba_components(tmp_path_factory.mktemp("sba_components"))
+    paths = save_tiny_sba_components(tmp_path_factory.mktemp("sba_components"))
+    return SBAComponents(text_model=str(paths["text_model"]), lm=str(paths["lm"]))
 
 
 def test_only_the_projector_trains():
-    model = tiny_sba()
+    model = tiny_sba().model
     trainable = {name for name, param in model.named_parameters() if param.requires_grad}
     assert trainable == {"projector.linear.weight", "projector.linear.bias"}
     model.train()
@@ -36,7 +49,7 @@ def test_only_the_projector_trains():
 
 
 def test_lora_adds_only_adapter_weights_to_the_trainable_set():
-    model = tiny_sba(lora_r=4)
+    model = tiny_sba(lora_r=4).model
     trainable = [name for name, param in model.named_parameters() if param.requires_grad]
     assert any("lora_" in name for name in trainable)
     assert all(name.startswith("projector.") or "lora_" in name for name in trainable)
@@ -51,9 +64,9 @@ def test_default_config_is_the_paper_shape():
 
 
 def test_loss_covers_caption_tokens_only():
-    model = tiny_sba()
-    batch = _batch(model)
-    output = model(**batch)
+    sba = tiny_sba()
+    batch = _batch(sba)
+    output = sba.model(**batch)
     prefix_len = output.logits.shape[1] - batch["input_ids"].shape[1]
     # position t predicts token t+1: the logits before each caption token, caption padding excluded
     logits = output.logits[:, prefix_len - 1 : -1].float()
@@ -63,16 +76,16 @@ def test_loss_covers_caption_tokens_only():
     )
     torch.testing.assert_close(output.loss, expected, rtol=1e-4, atol=1e-5)
     assert (labels == IGNORE_INDEX).any(), "shorter captions are padded and their padding is masked"
-    newline = model.lm_tokenizer("\n", add_special_tokens=False)["input_ids"][-1]
+    newline = sba.lm_tokenizer("\n", add_special_tokens=False)["input_ids"][-1]
     lengths = batch["attention_mask"].sum(1)
     assert all(batch["input_ids"][row, n - 1] == newline for row, n in enumerate(lengths.tolist()))
 
 
 def test_padding_does_not_change_a_captions_loss():
-    model = tiny_sba()
-    alone = model(**_batch(model, [CAPTIONS[1]])).loss
-    with_longer = _batch(model, [CAPTIONS[1], CAPTIONS[2] + " and a very long tail of extra words"])
-    out = model(**with_longer)
+    sba = tiny_sba()
+    alone = sba.model(**_batch(sba, [CAPTIONS[1]])).loss
+    with_longer = _batch(sba, [CAPTIONS[1], CAPTIONS[2] + " and a very long tail of extra words"])
+    out = sba.model(**with_longer)
     n = with_longer["attention_mask"][0].sum()
     prefix_len = out.logits.shape[1] - with_longer["input_ids"].shape[1]
     logits = out.logits[0, prefix_len - 1 : prefix_len - 1 + n]
@@ -81,8 +94,8 @@ def test_padding_does_not_change_a_captions_loss():
 
 
 def test_a_few_steps_on_four_captions_lower_the_loss():
-    model = tiny_sba(seed=1)
-    batch = _batch(model)
+    sba = tiny_sba(seed=1)
+    model, batch = sba.model, _batch(sba)
     optimizer = torch.optim.Adam(model.projector.parameters(), lr=3e-2)
     model.train()
     losses = []
@@ -95,13 +108,21 @@ def test_a_few_steps_on_four_captions_lower_the_loss():
     assert losses[-1] < losses[0] - 0.3, losses
 
 
+def test_decoding_defaults_are_the_papers():
+    config = tiny_sba().model.generation_config
+    assert (config.num_beams, config.num_return_sequences, config.no_repeat_ngram_size) == (5, 5, 2)
+    assert (config.stop_strings, config.do_sample, config.max_new_tokens) == ("\n", False, 64)
+
+
 def test_reconstruct_returns_five_single_line_candidates():
-    model = tiny_sba()
-    out = model.reconstruct(CAPTIONS[:3], num_beams=5, num_return_sequences=5, max_new_tokens=12)
+    sba = tiny_sba()
+    out = sba.reconstruct(CAPTIONS[:3], max_new_tokens=12)
     assert len(out) == 3
     assert all(len(candidates) == 5 for candidates in out)
     assert all(isinstance(c, str) and "\n" not in c for candidates in out for c in candidates)
-    assert model.reconstruct([]) == []
+    assert sba.reconstruct([]) == []
+    with pytest.raises(ValueError, match="GenerationConfig"):
+        tiny_sba(generation={"num_beemz": 3})
 
 
 class _AlwaysPredicts(torch.nn.Module):
@@ -117,52 +138,147 @@ class _AlwaysPredicts(torch.nn.Module):
         return logits
 
 
-def test_reconstruct_stops_at_the_newline():
-    model = tiny_sba()
-    newline = model.lm_tokenizer("\n", add_special_tokens=False)["input_ids"][-1]
-    assert newline in model.newline_token_ids()
-    model.lm.lm_head = _AlwaysPredicts(newline, model.config.lm_config.vocab_size)
-    out = model.reconstruct(CAPTIONS[:2], num_beams=2, num_return_sequences=1, max_new_tokens=8, no_repeat_ngram_size=0)
-    assert out == [[""], [""]]
+@pytest.mark.parametrize("text", ["\n", "ab\ncd"])
+def test_reconstruct_stops_at_any_token_holding_a_newline(text):
+    sba = tiny_sba()
+    sba.lm_tokenizer.add_tokens([text])
+    sba.model.lm.resize_token_embeddings(len(sba.lm_tokenizer))
+    token = sba.lm_tokenizer.convert_tokens_to_ids(text)
+    sba.model.lm.lm_head = _AlwaysPredicts(token, len(sba.lm_tokenizer))
+    generation = dict(num_beams=2, num_return_sequences=1, max_new_tokens=8, no_repeat_ngram_size=0)
+    assert sba.reconstruct(CAPTIONS[:2], **generation) == [[text.split("\n")[0]]] * 2
 
 
 def test_tokens_bottleneck_handles_captions_of_different_lengths():
-    model = tiny_sba(bottleneck="tokens")
-    out = model.reconstruct(["a dog", CAPTIONS[2]], num_beams=2, num_return_sequences=2, max_new_tokens=6)
+    sba = tiny_sba(bottleneck="tokens")
+    out = sba.reconstruct(["a dog", CAPTIONS[2]], num_beams=2, num_return_sequences=2, max_new_tokens=6)
     assert [len(c) for c in out] == [2, 2]
-    assert model(**_batch(model)).loss.isfinite()
+    assert sba.model(**_batch(sba)).loss.isfinite()
 
 
-def test_save_writes_only_trainable_weights_and_load_restores_them(components, tmp_path):
-    model = SBAForCaptionReconstruction.from_components(components["text_model"], components["lm"])
+def test_pretrained_towers_compute_what_they_compute_alone(components):
+    """Building the composite must leave the towers' attention as loaded (it once silently broke it)."""
+    model = SBAForCaptionReconstruction.from_components(components.text_model, components.lm)
+    text_model = CLIPTextModelWithProjection.from_pretrained(components.text_model)
+    lm = AutoModelForCausalLM.from_pretrained(components.lm)
+    ids, mask = (
+        torch.tensor([[0, 37, 86, 68, 263, 1, 1], [0, 37, 86, 68, 263, 74, 1]]),
+        torch.ones(2, 7, dtype=torch.long),
+    )
+    mask[0, -1] = 0
+    torch.testing.assert_close(
+        model.text_model(input_ids=ids, attention_mask=mask).text_embeds,
+        text_model(input_ids=ids, attention_mask=mask).text_embeds,
+    )
+    embeds, mask = torch.randn(2, 5, lm.config.hidden_size), torch.tensor([[0, 1, 1, 1, 1], [1, 1, 1, 1, 1]])
+    torch.testing.assert_close(
+        model.lm(inputs_embeds=embeds, attention_mask=mask).logits, lm(inputs_embeds=embeds, attention_mask=mask).logits
+    )
+
+
+def test_save_writes_only_the_projector_and_load_rebuilds_the_rest(components, tmp_path):
+    sba = SBAPipeline.from_components(components)
     with torch.no_grad():
-        model.projector.linear.weight.normal_()
-    model.save_pretrained(tmp_path / "sba")
-    saved = load_file(str(tmp_path / "sba" / WEIGHTS_NAME))
-    assert set(saved) == {"projector.linear.weight", "projector.linear.bias"}
-    loaded = SBAForCaptionReconstruction.from_pretrained(tmp_path / "sba")
-    assert loaded.config.lm_name_or_path == str(components["lm"].resolve())
-    for name, tensor in model.state_dict().items():
-        torch.testing.assert_close(loaded.state_dict()[name], tensor, rtol=0, atol=0)
-    kwargs = dict(num_beams=3, num_return_sequences=3, max_new_tokens=8)
-    assert loaded.reconstruct(CAPTIONS[:2], **kwargs) == model.reconstruct(CAPTIONS[:2], **kwargs)
+        sba.model.projector.linear.weight.normal_()
+    sba.model.generation_config.max_new_tokens = 8
+    sba.model.save_pretrained(tmp_path / "sba")
+    assert sorted(p.name for p in (tmp_path / "sba").iterdir()) == [
+        "config.json",
+        "generation_config.json",
+        "model.safetensors",
+    ]
+    assert set(load_file(str(tmp_path / "sba" / "model.safetensors"))) == PROJECTOR
+    loaded = SBAPipeline.from_pretrained(tmp_path / "sba", dtype="float32")
+    assert loaded.model.config.lm_name_or_path == components.lm
+    assert loaded.model.generation_config.max_new_tokens == 8 and loaded.model.generation_config.num_beams == 5
+    for name, tensor in sba.model.state_dict().items():
+        torch.testing.assert_close(loaded.model.state_dict()[name], tensor, rtol=0, atol=0)
+    beams = dict(num_beams=3, num_return_sequences=3)
+    assert loaded.reconstruct(CAPTIONS[:2], **beams) == sba.reconstruct(CAPTIONS[:2], **beams)
 
 
-def test_loading_refuses_weights_of_another_shape(components, tmp_path):
-    tiny = SBAForCaptionReconstruction.from_components(components["text_model"], components["lm"], num_soft_tokens=2)
-    tiny.save_pretrained(tmp_path / "two_tokens")
-    model = SBAForCaptionReconstruction.from_components(components["text_model"], components["lm"], lora_r=2)
+def test_a_hub_id_loads_from_the_hub_cache(components, tmp_path):
+    SBAPipeline.from_components(components).model.save_pretrained(tmp_path / "saved")
+    snapshot = tmp_path / "cache" / "models--org--sba" / "snapshots" / ("0" * 40)
+    snapshot.parent.mkdir(parents=True)
+    (tmp_path / "saved").rename(snapshot)
+    (tmp_path / "cache" / "models--org--sba" / "refs").mkdir()
+    (tmp_path / "cache" / "models--org--sba" / "refs" / "main").write_text("0" * 40)
+    sba = SBAPipeline.from_pretrained("org/sba", cache_dir=tmp_path / "cache")
+    assert set(sba.model.trainable_state_dict()) == PROJECTOR
+
+
+def test_save_pretrained_pushes_what_it_saves(components, tmp_path, monkeypatch):
+    model = SBAPipeline.from_components(components).model
+    pushed = {}
+
+    class FakeApi:
+        def create_repo(self, repo_id, **kwargs):
+            return type("Repo", (), {"repo_id": repo_id})
+
+    def upload(self, working_dir, repo_id, files_timestamps, **kwargs):
+        pushed[repo_id] = sorted(p.name for p in working_dir.iterdir() if p.name != "README.md")
+
+    monkeypatch.setattr("transformers.modeling_utils.hf_api", FakeApi)
+    monkeypatch.setattr(SBAForCaptionReconstruction, "_upload_modified_files", upload)
+    model.save_pretrained(tmp_path / "sba", push_to_hub=True, repo_id="org/sba")
+    assert pushed == {"org/sba": ["config.json", "generation_config.json", "model.safetensors"]}
+
+
+def test_a_projector_saved_before_generation_configs_loads(components, tmp_path):
+    """The format before this version: config.json + the trainable tensors, no generation_config.json."""
+    text_model = CLIPTextModelWithProjection.from_pretrained(components.text_model)
+    lm = AutoModelForCausalLM.from_pretrained(components.lm)
+    config = SBAConfig(
+        text_config=text_model.config,
+        lm_config=lm.config,
+        text_model_name_or_path=components.text_model,
+        lm_name_or_path=components.lm,
+        architectures=["SBAForCaptionReconstruction"],
+    )
+    config.save_pretrained(tmp_path / "old")
+    weight = torch.randn(lm.config.hidden_size, text_model.config.projection_dim)
+    tensors = {"projector.linear.weight": weight, "projector.linear.bias": torch.zeros(lm.config.hidden_size)}
+    save_file(tensors, str(tmp_path / "old" / "model.safetensors"), metadata={"format": "pt"})
+    sba = SBAPipeline.from_pretrained(tmp_path / "old")
+    torch.testing.assert_close(sba.model.projector.linear.weight, weight, rtol=0, atol=0)
+    assert sba.model.generation_config.to_dict() == paper_generation_config(lm.config).to_dict()
+
+
+def test_loading_refuses_missing_or_unexpected_weights(components, tmp_path):
+    SBAPipeline.from_components(components).model.save_pretrained(tmp_path / "sba")
     with pytest.raises(ValueError, match="does not match"):
-        model.load_trainable_weights(tmp_path / "two_tokens" / WEIGHTS_NAME)
+        SBAForCaptionReconstruction.from_pretrained(tmp_path / "sba", num_soft_tokens=2)
+    with pytest.raises(ValueError, match=r"missing \['lm\."):
+        SBAForCaptionReconstruction.from_pretrained(tmp_path / "sba", lora_r=2)
+    config = json.loads((tmp_path / "sba" / "config.json").read_text())
+    del config["lm_name_or_path"]
+    (tmp_path / "sba" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="lm_name_or_path="):
+        SBAForCaptionReconstruction.from_pretrained(tmp_path / "sba")
 
 
 def test_trainer_run_saves_a_loadable_projector(components, tmp_path):
-    model = SBAForCaptionReconstruction.from_components(components["text_model"], components["lm"])
-    before = model.projector.linear.weight.detach().clone()
-    config = SBATrainingConfig(batch_size=4, per_device_batch_size=2, max_steps=3, save_steps=2, logging_steps=1)
-    metrics = train_sba(model, CAPTIONS * 2, tmp_path / "run", config)
+    sba = SBAPipeline.from_components(components)
+    before = sba.model.projector.linear.weight.detach().clone()
+    args = ProjectorTrainingArguments(
+        output_dir=str(tmp_path / "run"),
+        per_device_train_batch_size=2,
+        gradient_accumulation_steps=2,
+        max_steps=3,
+        save_steps=2,
+        logging_steps=1,
+    )
+    metrics = train_sba(sba, CAPTIONS * 2, args)
     assert metrics["train_loss"] > 0
-    assert (tmp_path / "run" / "checkpoint-2").is_dir()
+    assert set(load_file(str(tmp_path / "run" / "checkpoint-2" / "model.safetensors"))) == PROJECTOR
     loaded = SBAForCaptionReconstruction.from_pretrained(tmp_path / "run")
     assert not torch.equal(loaded.projector.linear.weight, before)
-    torch.testing.assert_close(loaded.projector.linear.weight, model.projector.linear.weight)
+    torch.testing.assert_close(loaded.projector.linear.weight, sba.model.projector.linear.weight)
+
+
+def test_projector_recipe_is_the_papers():
+    args = ProjectorTrainingArguments()
+    batch = args.per_device_train_batch_size * args.gradient_accumulation_steps
+    assert (batch, args.learning_rate, args.lr_scheduler_type, args.warmup_steps) == (128, 2e-3, "cosine", 0.03)
+    assert args.num_train_epochs == 2 and args.bf16 == (torch.cuda.is_available() and torch.cuda.is_bf16_supported())

@@ -3,7 +3,7 @@
 import pyarrow.parquet as pq
 import pytest
 
-from modeling_icc.teachers import SHARD_SCHEMA, CaptionSet, SBATeacher, read_shards, score_to_shards
+from modeling_icc.teachers import SHARD_SCHEMA, CaptionSet, read_shards, score_to_shards
 from modeling_icc.testing import training_corpus
 from modeling_icc.testing.teachers import tiny_sba
 from modeling_icc.utils.errors import UserInputError
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 @pytest.fixture(scope="module")
 def teacher():
-    return SBATeacher(tiny_sba(), num_beams=2, num_return_sequences=2, max_new_tokens=6)
+    return tiny_sba(generation=dict(num_beams=2, num_return_sequences=2, max_new_tokens=6))
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,7 @@ import pytest
 import torch
 from huggingface_hub import try_to_load_from_cache
 
-from modeling_icc.teachers.similarity import DEFAULT_BERTSCORE_MODEL
-from modeling_icc.teachers.vba import DEFAULT_CAPTIONER, DEFAULT_TEXT_TO_IMAGE
+from modeling_icc.models.vba.configuration_vba import VBAConfig
 
 pytestmark = pytest.mark.real_weights
 
@@ -23,7 +22,7 @@ def _require_cached(*repos: str) -> None:
 
 
 def test_bertscore_with_roberta_large_ranks_paraphrases_above_unrelated_text():
-    _require_cached(DEFAULT_BERTSCORE_MODEL)
+    _require_cached(VBAConfig.bertscore_model)
     from modeling_icc.teachers import BERTScoreSimilarity
 
     similarity = BERTScoreSimilarity()
@@ -34,7 +33,7 @@ def test_bertscore_with_roberta_large_ranks_paraphrases_above_unrelated_text():
 def test_vba_reconstructs_a_concrete_caption_better_than_an_abstract_one():
     if not torch.cuda.is_available():
         pytest.skip("the full-size VBA check needs a CUDA GPU")
-    _require_cached(DEFAULT_TEXT_TO_IMAGE, DEFAULT_CAPTIONER, DEFAULT_BERTSCORE_MODEL)
+    _require_cached(VBAConfig.text_to_image, VBAConfig.captioner, VBAConfig.bertscore_model)
     from modeling_icc import VBAPipeline
 
     vba = VBAPipeline.from_pretrained()

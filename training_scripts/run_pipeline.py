@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+
+from transformers import HfArgumentParser
 
 from modeling_icc.distillation import PipelineConfig, run_pipeline
 from modeling_icc.distillation.report import format_summary
@@ -23,12 +26,20 @@ from modeling_icc.utils.errors import UserInputError
 TINY_CONFIG = Path(__file__).resolve().parent / "configs" / "tiny.yaml"
 
 
+@dataclass
+class RunArguments:
+    config: Path | None = field(default=None, metadata={"help": "YAML or JSON pipeline config"})
+    tiny: bool = field(default=False, metadata={"help": f"tiny random models offline (config: {TINY_CONFIG.name})"})
+    output_dir: str | None = field(default=None, metadata={"help": "overrides the config's output_dir"})
+
+
+def parse_args(argv: list[str] | None = None) -> tuple[RunArguments]:
+    parser = HfArgumentParser(RunArguments, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser.parse_args_into_dataclasses(argv)
+
+
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--config", type=Path, help="YAML or JSON pipeline config")
-    parser.add_argument("--tiny", action="store_true", help=f"tiny random models offline (config: {TINY_CONFIG.name})")
-    parser.add_argument("--output-dir", default=None, help="overrides the config's output_dir")
-    args = parser.parse_args(argv)
+    (args,) = parse_args(argv)
     if bool(args.config) == bool(args.tiny):
         raise UserInputError("pass exactly one of --config CONFIG or --tiny")
     if args.tiny:

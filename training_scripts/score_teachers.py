@@ -4,7 +4,7 @@ Examples:
     python training_scripts/score_teachers.py --teacher sba --sba runs/sba \\
         --captions captions.parquet --id-column key --out-dir runs/scores --batch-size 64
     python training_scripts/score_teachers.py --teacher vba --captions captions.parquet \\
-        --out-dir runs/scores --batch-size 8 --save-images runs/vba_images
+        --out-dir runs/scores --batch-size 8 --save-images runs/vba_images --num_inference_steps 20
     # tiny random teachers, offline, on the shipped captions
     python training_scripts/score_teachers.py --tiny --teacher both --out-dir runs/tiny_scores --max-samples 32
 
@@ -15,99 +15,89 @@ Re-running the same command skips finished shards; rows are never duplicated.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from modeling_icc.distillation.config import PipelineConfig, VBASettings
-from modeling_icc.distillation.teachers_setup import TINY_COMPONENTS, sba_teacher, vba_teacher, with_tiny_components
-from modeling_icc.teachers import SBAForCaptionReconstruction, load_captions, score_to_shards
-from modeling_icc.teachers.similarity import DEFAULT_BERTSCORE_LAYERS, DEFAULT_BERTSCORE_MODEL
-from modeling_icc.teachers.vba import DEFAULT_CAPTIONER, DEFAULT_TEXT_TO_IMAGE
+from transformers import HfArgumentParser
+
+from modeling_icc.distillation.config import TINY_COMPONENTS, CaptionSource, PipelineConfig, with_tiny_components
+from modeling_icc.models.vba.configuration_vba import VBAConfig
+from modeling_icc.teachers import SBAPipeline, VBAPipeline, load_captions, score_to_shards
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import data_path
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--teacher", choices=("sba", "vba", "both"), default="both")
-    parser.add_argument("--captions", help="Hub dataset id, .jsonl/.csv/.parquet/.txt, or LLaVA chat.json")
-    parser.add_argument("--column", default="caption")
-    parser.add_argument("--id-column", default=None, help="unique row id column (default: row number)")
-    parser.add_argument("--split", default="train")
-    parser.add_argument("--max-samples", type=int, default=None)
-    parser.add_argument("--out-dir", type=Path, required=True)
-    parser.add_argument("--sba", help="directory of a trained SBA (train_sba.py --output-dir)")
-    parser.add_argument("--t2i", default=DEFAULT_TEXT_TO_IMAGE, help="diffusers text-to-image id or path")
-    parser.add_argument("--captioner", default=DEFAULT_CAPTIONER, help="BLIP-2 id or path")
-    parser.add_argument("--bertscore-model", default=DEFAULT_BERTSCORE_MODEL)
-    parser.add_argument("--bertscore-layers", type=int, default=DEFAULT_BERTSCORE_LAYERS)
-    parser.add_argument("--steps", type=int, default=20, help="diffusion steps")
-    parser.add_argument("--guidance", type=float, default=9.0)
-    parser.add_argument("--size", type=int, default=768, help="image height and width")
-    parser.add_argument("--save-images", type=Path, default=None, help="keep the VBA bottleneck images here")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--shard-size", type=int, default=1000)
-    parser.add_argument("--batch-size", type=int, default=16)
-    parser.add_argument("--device", default=None)
-    parser.add_argument("--dtype", default=None, help="default: bf16 on GPU, fp32 on CPU")
-    parser.add_argument("--tiny", action="store_true", help="tiny random teachers built offline")
-    return parser.parse_args(argv)
+@dataclass
+class ScoreArguments:
+    out_dir: Path = field(metadata={"help": "OUT_DIR/{sba,vba}/shard-*.parquet"})
+    teacher: Literal["sba", "vba", "both"] = "both"
+    sba: str | None = field(default=None, metadata={"help": "a trained SBA: directory (train_sba.py) or Hub id"})
+    save_images: Path | None = field(default=None, metadata={"help": "keep the VBA bottleneck images here"})
+    seed: int = 0
+    shard_size: int = 1000
+    batch_size: int | None = field(default=None, metadata={"help": "captions per call (default: 64 SBA, 8 VBA)"})
+    device: str | None = None
+    dtype: str | None = field(default=None, metadata={"help": "default: bf16 on GPU, fp32 on CPU"})
+    tiny: bool = field(default=False, metadata={"help": "tiny random teachers built offline"})
 
 
-def teacher_settings(args: argparse.Namespace) -> PipelineConfig:
+def parse_args(argv: list[str] | None = None) -> tuple[ScoreArguments, CaptionSource, VBAConfig]:
+    types = (ScoreArguments, CaptionSource, VBAConfig)
+    parser = HfArgumentParser(types, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return parser.parse_args_into_dataclasses(argv)
+
+
+def teacher_settings(args: ScoreArguments, vba: VBAConfig) -> PipelineConfig:
     """The teachers' settings from the command line; with --tiny, pointed at tiny offline components."""
-    vba = VBASettings(
-        text_to_image=args.t2i,
-        captioner=args.captioner,
-        bertscore_model=args.bertscore_model,
-        bertscore_num_layers=args.bertscore_layers,
-        num_inference_steps=args.steps,
-        guidance_scale=args.guidance,
-        size=args.size,
-        batch_size=args.batch_size,
-    )
-    config = PipelineConfig(
-        output_dir=str(args.out_dir), seed=args.seed, device=args.device, dtype=args.dtype, tiny=args.tiny, vba=vba
-    )
+    config = PipelineConfig(output_dir=str(args.out_dir), seed=args.seed, device=args.device, dtype=args.dtype)
+    config.vba = dataclasses.replace(config.vba, **dataclasses.asdict(vba))
+    for settings in (config.sba, config.vba):
+        settings.batch_size = args.batch_size or settings.batch_size
     return with_tiny_components(config) if args.tiny else config
 
 
-def sba_model_dir(args: argparse.Namespace, config: PipelineConfig) -> Path:
+def sba_model_dir(args: ScoreArguments, config: PipelineConfig) -> str:
     if not args.tiny:
         if not args.sba:
             raise UserInputError("--sba DIR (a trained SBA) is required to score with the SBA teacher")
-        return Path(args.sba)
+        return args.sba
     directory = Path(config.output_dir) / TINY_COMPONENTS / "sba_untrained"
     if not (directory / "model.safetensors").is_file():
-        SBAForCaptionReconstruction.from_components(config.sba.text_model, config.sba.lm).save_pretrained(directory)
-    return directory
+        SBAPipeline.from_components(config.sba).model.save_pretrained(directory)
+    return str(directory)
 
 
 def main(argv: list[str] | None = None) -> None:
-    args = parse_args(argv)
+    args, source, vba = parse_args(argv)
     if args.tiny:
         from modeling_icc.testing.teachers import use_one_cpu_thread
 
         use_one_cpu_thread()
-    source = args.captions or (data_path("caption_concreteness_dev.csv") if args.tiny else None)
-    if source is None:
+        if source.path is None:
+            source.path, source.id_column = str(data_path("caption_concreteness_dev.csv")), "sample_id"
+    if source.path is None:
         raise UserInputError("--captions is required (or --tiny to use the shipped captions)")
-    id_column = args.id_column or ("sample_id" if args.tiny and not args.captions else None)
-    captions = load_captions(source, args.column, id_column, args.split, args.max_samples)
-    config = teacher_settings(args)
+    captions = load_captions(source.path, source.column, source.id_column, source.split, source.max_samples)
+    config = teacher_settings(args, vba)
     names = ("sba", "vba") if args.teacher == "both" else (args.teacher,)
     for name in names:
         if name == "sba":
-            teacher = sba_teacher(config.sba, sba_model_dir(args, config), config.device, config.dtype)
+            teacher = SBAPipeline.from_pretrained(sba_model_dir(args, config), device=config.device, dtype=config.dtype)
         else:
-            teacher = vba_teacher(config.vba, config.device, config.dtype, args.save_images)
+            teacher = VBAPipeline.from_pretrained(
+                config.vba, device=config.device, dtype=config.dtype, image_dir=args.save_images
+            )
+        settings = getattr(config, name)
         out = score_to_shards(
             teacher,
             captions,
             args.out_dir / name,
             seed=args.seed,
             shard_size=args.shard_size,
-            batch_size=args.batch_size,
+            batch_size=settings.batch_size,
         )
         print(f"{name}: {len(captions)} captions scored into {out}")
 

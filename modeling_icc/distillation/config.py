@@ -1,4 +1,5 @@
-"""Settings of the whole ICC pipeline, read from YAML or JSON (see training_scripts/configs/)."""
+"""Settings of the whole ICC pipeline, read from YAML or JSON (see training_scripts/configs/), and the tiny
+offline components that `--tiny` points them at."""
 
 from __future__ import annotations
 
@@ -9,20 +10,25 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from ..teachers.sba_training import SBATrainingConfig
+from ..models.vba.configuration_vba import VBAConfig
+from ..teachers.sba import SBAComponents
+from ..teachers.sba_training import ProjectorTrainingArguments
 from ..utils.errors import UserInputError
-from .distill import DistillConfig
+from .distill import DistillConfig, StudentTrainingArguments
 
 
 @dataclass
 class CaptionSource:
     """Captions to score. ``path`` None means the annotated development split shipped in the package."""
 
-    path: str | None = None
-    column: str = "caption"
-    id_column: str | None = None
-    split: str = "train"
-    max_samples: int | None = None
+    path: str | None = field(
+        default=None,
+        metadata={"help": "Hub dataset id, .jsonl/.csv/.parquet/.txt, or LLaVA chat.json", "aliases": ["--captions"]},
+    )
+    column: str = field(default="caption", metadata={"help": "caption column (tables and Hub datasets)"})
+    id_column: str | None = field(default=None, metadata={"help": "unique row id column (default: row number)"})
+    split: str = field(default="train", metadata={"help": "Hub dataset split"})
+    max_samples: int | None = field(default=None, metadata={"help": "the first N captions only"})
 
 
 @dataclass
@@ -42,31 +48,19 @@ class AnnotationSource:
 
 
 @dataclass
-class SBASettings:
-    model: str | None = None  # a trained SBA directory; None with train=True trains one first
+class SBASettings(SBAComponents):
+    """The SBA teacher: a trained SBA directory (``model``), or the components to train one on."""
+
+    model: str | None = None  # a trained SBA directory or Hub id; None with train=True trains one first
     train: bool = False
     train_captions: CaptionSource | None = None
-    text_model: str = "openai/clip-vit-large-patch14"
-    lm: str = "meta-llama/Llama-2-7b-hf"
-    training: SBATrainingConfig = field(default_factory=SBATrainingConfig)
-    num_beams: int = 5
-    num_return_sequences: int = 5
-    max_new_tokens: int = 64
+    training: ProjectorTrainingArguments = field(default_factory=ProjectorTrainingArguments)
+    generation: dict[str, Any] = field(default_factory=dict)  # overrides of the SBA's saved GenerationConfig
     batch_size: int = 64
 
 
 @dataclass
-class VBASettings:
-    text_to_image: str = "stabilityai/stable-diffusion-2"
-    captioner: str = "Salesforce/blip2-opt-2.7b-coco"
-    bertscore_model: str = "roberta-large"
-    bertscore_num_layers: int = 17
-    num_inference_steps: int = 20
-    guidance_scale: float = 9.0
-    size: int = 768
-    num_beams: int = 5
-    num_return_sequences: int = 5
-    max_new_tokens: int = 30
+class VBASettings(VBAConfig):
     batch_size: int = 8
     save_images: bool = False
 
@@ -86,6 +80,7 @@ class CombineSettings:
 @dataclass
 class DistillSettings(DistillConfig):
     two_stage: bool = False
+    training: StudentTrainingArguments = field(default_factory=StudentTrainingArguments)
 
 
 @dataclass
@@ -127,6 +122,40 @@ class PipelineConfig:
         return dataclasses.asdict(self)
 
 
+TINY_COMPONENTS = "tiny_components"
+
+
+def with_tiny_components(config: PipelineConfig) -> PipelineConfig:
+    """``config`` pointed at tiny random components saved under ``output_dir/tiny_components``
+    (built once; a resumed run reuses them), on CPU in fp32."""
+    from ..testing import save_tiny_student
+    from ..testing.teachers import TINY_IMAGE_SIZE, save_tiny_sba_components, save_tiny_vba_components
+
+    root = Path(config.output_dir) / TINY_COMPONENTS
+    sba_paths = {"text_model": root / "sba" / "clip_text", "lm": root / "sba" / "llama"}
+    vba_paths = {
+        "text_to_image": root / "vba" / "text_to_image",
+        "captioner": root / "vba" / "blip2",
+        "bertscore_model": root / "vba" / "bertscore",
+    }
+    student = root / "student_backbone"
+    if not all(p.is_dir() for p in (*sba_paths.values(), *vba_paths.values(), student)):
+        sba_paths = save_tiny_sba_components(root / "sba", seed=config.seed)
+        vba_paths = save_tiny_vba_components(root / "vba", seed=config.seed)
+        save_tiny_student(student, seed=config.seed)
+    sba = dataclasses.replace(config.sba, text_model=str(sba_paths["text_model"]), lm=str(sba_paths["lm"]))
+    vba = dataclasses.replace(
+        config.vba,
+        text_to_image=str(vba_paths["text_to_image"]),
+        captioner=str(vba_paths["captioner"]),
+        bertscore_model=str(vba_paths["bertscore_model"]),
+        bertscore_num_layers=2,
+        size=TINY_IMAGE_SIZE,
+    )
+    distill = dataclasses.replace(config.distill, backbone=str(student))
+    return dataclasses.replace(config, sba=sba, vba=vba, distill=distill, device="cpu", dtype="float32")
+
+
 def from_dict(cls: type, data: dict, where: str) -> Any:
     """Build dataclass ``cls`` from nested dicts, refusing unknown keys with the key's path."""
     if not isinstance(data, dict):
@@ -135,12 +164,16 @@ def from_dict(cls: type, data: dict, where: str) -> Any:
     names = {f.name for f in dataclasses.fields(cls)}
     unknown = sorted(set(data) - names)
     if unknown:
-        raise UserInputError(f"{where}: unknown setting(s) {', '.join(unknown)}; known: {', '.join(sorted(names))}")
+        known = ", ".join(sorted(names)) if len(names) <= 30 else f"the fields of {cls.__name__}"
+        raise UserInputError(f"{where}: unknown setting(s) {', '.join(unknown)}; known: {known}")
     values = {}
     for key, value in data.items():
         nested = _dataclass_in(hints[key])
         values[key] = from_dict(nested, value, f"{where}.{key}") if nested and value is not None else value
-    return cls(**values)
+    try:
+        return cls(**values)
+    except (TypeError, ValueError) as error:  # e.g. TrainingArguments refusing bf16 without a GPU
+        raise UserInputError(f"{where}: {error}") from None
 
 
 def _dataclass_in(hint: Any) -> type | None:

@@ -8,35 +8,49 @@ student loads with ``AutoModel.from_pretrained`` and ``load_scorer`` and carries
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
+from transformers import TrainingArguments
 
 from ..models.icc.modeling_icc import ICCForConcreteness
 from ..utils.provenance import package_versions, write_json
+from ..utils.training import PaperTrainingArguments
 from ..version import DISTRIBUTION
 from .combine import ScoreCombiner
-from .training_recipe import TrainingRecipe
 
 PROVENANCE_FILE = "icc_provenance.json"
-DEFAULT_BACKBONE = "distilroberta-base"
+#: The training settings recorded in the provenance (and so on the model card).
+RECIPE_FIELDS = (
+    "per_device_train_batch_size gradient_accumulation_steps learning_rate lr_scheduler_type warmup_steps"
+    " num_train_epochs max_steps bf16 seed"
+).split()
 
 
 @dataclass
-class DistillConfig(TrainingRecipe):
-    """The paper's student recipe: DistilRoBERTa-base, batch 128, lr 1e-4, cosine, 3 % warm-up, 2 epochs."""
+class DistillConfig:
+    """What the student is and what is held out; the recipe is :class:`StudentTrainingArguments`."""
 
-    backbone: str = DEFAULT_BACKBONE
-    per_device_batch_size: int = 128
-    eval_fraction: float = 0.05
-    max_length: int = 128
-    logging_steps: int = 50
-    save_steps: int = 1000
+    backbone: str = field(default="distilroberta-base", metadata={"help": "RoBERTa-family model id or path"})
+    eval_fraction: float = field(default=0.05, metadata={"help": "held-out share for Pearson/Spearman"})
+    max_length: int = field(default=128, metadata={"help": "tokens kept per caption"})
+
+
+@dataclass
+class StudentTrainingArguments(PaperTrainingArguments):
+    """The paper's student recipe: batch 128, lr 1e-4, cosine, 3 % warm-up, 2 epochs."""
+
+    per_device_train_batch_size: int = 128
+    learning_rate: float = 1e-4
+    logging_steps: float = 50
+    save_steps: float = 1000
+    save_total_limit: int | None = 1
 
 
 class _Encoded(torch.utils.data.Dataset):
@@ -86,9 +100,13 @@ def distill_student(
     targets: np.ndarray,
     output_dir: str | os.PathLike,
     config: DistillConfig | None = None,
+    training: TrainingArguments | None = None,
     provenance: dict | None = None,
 ) -> dict[str, float]:
     """Train a student on ``(texts, targets)`` and save it to ``output_dir``; returns held-out metrics.
+
+    ``training`` is the recipe (:class:`StudentTrainingArguments`, the paper's, by default);
+    its ``output_dir`` is replaced by ``output_dir``.
 
     A run killed mid-way resumes from the newest ``checkpoint-*`` in ``output_dir``;
     checkpoints are removed once the final model is saved.
@@ -96,7 +114,7 @@ def distill_student(
     from transformers import AutoTokenizer, DataCollatorWithPadding, Trainer
     from transformers.trainer_utils import get_last_checkpoint
 
-    config = config or DistillConfig()
+    config, training = config or DistillConfig(), training or StudentTrainingArguments()
     targets = np.asarray(targets, dtype=np.float64)
     if len(texts) != len(targets):
         raise ValueError("texts and targets differ in length")
@@ -107,16 +125,16 @@ def distill_student(
     model = ICCForConcreteness.from_pretrained(config.backbone, use_safetensors=True)
     encodings = tokenizer(list(texts), truncation=True, max_length=config.max_length)
     encodings = {key: encodings[key] for key in ("input_ids", "attention_mask")}
-    train_rows, eval_rows = split_indices(len(texts), config.eval_fraction, config.seed)
+    train_rows, eval_rows = split_indices(len(texts), config.eval_fraction, training.seed)
 
     def subset(rows: np.ndarray) -> _Encoded:
         return _Encoded({k: [v[i] for i in rows] for k, v in encodings.items()}, targets[rows])
 
-    args = config.training_arguments(
-        output_dir,
-        per_device_eval_batch_size=config.per_device_batch_size,
+    args = dataclasses.replace(
+        training,
+        output_dir=str(output_dir),
+        per_device_eval_batch_size=training.per_device_train_batch_size,
         eval_strategy="epoch" if len(eval_rows) else "no",
-        save_total_limit=1,
     )
     trainer = Trainer(
         model=model,
@@ -142,7 +160,10 @@ def distill_student(
         "n_train": len(train_rows),
         "n_held_out": len(eval_rows),
         "target": {"mean": float(targets.mean()), "sd": float(targets.std())},
-        "training": asdict(config),
+        "training": {
+            **{f.name: getattr(config, f.name) for f in dataclasses.fields(DistillConfig)},
+            **{key: getattr(args, key) for key in RECIPE_FIELDS},
+        },
         "held_out_metrics": metrics,
         "versions": package_versions(DISTRIBUTION, "transformers", "torch"),
         **(provenance or {}),
@@ -166,6 +187,7 @@ def distill_two_stage(
     output_dir: str | os.PathLike,
     stage_dir: str | os.PathLike,
     config: DistillConfig | None = None,
+    training: TrainingArguments | None = None,
     provenance: dict | None = None,
 ) -> dict[str, dict[str, float]]:
     """The paper's appendix variant: distil an SBA-student and a VBA-student, combine their
@@ -176,7 +198,7 @@ def distill_two_stage(
     for name, scores in (("sba", sba_scores), ("vba", vba_scores)):
         directory = stage_dir / f"{name}_student"
         metrics[f"{name}_student"] = distill_student(
-            texts, scores, directory, config, {**(provenance or {}), "target_column": f"{name}_score"}
+            texts, scores, directory, config, training, {**(provenance or {}), "target_column": f"{name}_score"}
         )
         predictions[name] = predict(directory, texts)
     target = combiner.combine(predictions["vba"], predictions["sba"])
@@ -185,7 +207,7 @@ def distill_two_stage(
         "two_stage": {"stage_students": [str(stage_dir / "sba_student"), str(stage_dir / "vba_student")]},
         "target_column": "combined predictions of the SBA and VBA students",
     }
-    metrics["student"] = distill_student(texts, target, output_dir, config, final_provenance)
+    metrics["student"] = distill_student(texts, target, output_dir, config, training, final_provenance)
     return metrics
 
 

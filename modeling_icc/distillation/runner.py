@@ -8,6 +8,7 @@ re-run redoes exactly the steps whose outputs were deleted, and everything after
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -19,13 +20,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..curation.io.tables import infer_format, read_table
-from ..teachers import CaptionSet, SBAForCaptionReconstruction, load_captions, read_shards, score_to_shards, train_sba
+from ..teachers import CaptionSet, load_captions, read_shards, score_to_shards, train_sba
+from ..teachers.sba import SBAPipeline
+from ..teachers.vba import VBAPipeline
 from ..utils.errors import UserInputError
 from ..utils.provenance import package_versions, write_json
 from ..utils.shipped_data import dev_split
 from ..version import DISTRIBUTION
 from .combine import ScoreCombiner
-from .config import PipelineConfig
+from .config import PipelineConfig, with_tiny_components
 from .distill import distill_student, distill_two_stage
 from .evaluation import evaluate_on_dev
 from .plots import plot_combination, plot_standardization
@@ -37,7 +40,6 @@ from .teacher_dataset import (
     with_scores,
     write_dataset,
 )
-from .teachers_setup import sba_teacher, vba_teacher, with_tiny_components
 
 ANNOTATION = "annotation"
 
@@ -56,6 +58,7 @@ class PipelineRun:
 
     @property
     def sba_dir(self) -> Path:
+        """Where the SBA is trained to, or read from (``sba.model``: a directory or a Hub id)."""
         return Path(self.config.sba.model) if self.config.sba.model else self.out / "sba"
 
     def path(self, name: str) -> Path:
@@ -116,8 +119,8 @@ class PipelineRun:
         settings = self.config.sba
         source = settings.train_captions or self.config.captions
         captions = self._load_captions(source)
-        model = SBAForCaptionReconstruction.from_components(settings.text_model, settings.lm)
-        metrics = train_sba(model, captions.captions, self.sba_dir, settings.training)
+        args = dataclasses.replace(settings.training, output_dir=str(self.sba_dir))
+        metrics = train_sba(SBAPipeline.from_components(settings), captions.captions, args)
         return {"n_captions": len(captions), "train_loss": metrics.get("train_loss")}
 
     def teachers(self) -> dict:
@@ -191,9 +194,11 @@ class PipelineRun:
                 self.path("student"),
                 self.path("stage_students"),
                 settings,
+                settings.training,
                 provenance,
             )
-        return distill_student(texts, np.asarray(table.column("target")), self.path("student"), settings, provenance)
+        target = np.asarray(table.column("target"))
+        return distill_student(texts, target, self.path("student"), settings, settings.training, provenance)
 
     def evaluate(self) -> dict:
         result = evaluate_on_dev(self.path("student"))
@@ -227,16 +232,18 @@ class PipelineRun:
         config = self.config
         shards = self.path(f"shards/{name}")
         options = dict(seed=config.seed, shard_size=config.shard_size, progress=self.progress)
-        if not (self.sba_dir / "config.json").is_file():
+        if config.sba.model is None and not (self.sba_dir / "config.json").is_file():
             raise UserInputError(
-                f"no trained SBA in {self.sba_dir}: set sba.model to a directory written by train_sba.py, "
-                "or sba.train: true to train one first"
+                f"no trained SBA in {self.sba_dir}: set sba.model to a directory written by train_sba.py "
+                "(or a Hub id), or sba.train: true to train one first"
             )
-        sba = sba_teacher(config.sba, self.sba_dir, config.device, config.dtype)
+        sba = SBAPipeline.from_pretrained(
+            self.sba_dir, device=config.device, dtype=config.dtype, generation=config.sba.generation
+        )
         score_to_shards(sba, captions, shards / "sba", batch_size=config.sba.batch_size, **options)
         del sba
         image_dir = self.path(f"vba_images/{name}") if config.vba.save_images else None
-        vba = vba_teacher(config.vba, config.device, config.dtype, image_dir)
+        vba = VBAPipeline.from_pretrained(config.vba, device=config.device, dtype=config.dtype, image_dir=image_dir)
         score_to_shards(vba, captions, shards / "vba", batch_size=config.vba.batch_size, **options)
         return merge_teacher_shards(read_shards(shards / "sba"), read_shards(shards / "vba"))
 

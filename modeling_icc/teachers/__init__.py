@@ -2,30 +2,35 @@
 
 SBA: caption -> CLIP text embedding -> LM reconstruction, scored by character
 similarity. VBA: caption -> generated image -> BLIP-2 captions, scored by BERTScore.
+``SBAPipeline`` and ``VBAPipeline`` are the two :class:`Teacher` adapters.
 Heavy dependencies (diffusers, bert-score, rapidfuzz, peft) load on first use.
 """
 
 from ..models.sba.configuration_sba import SBAConfig
 from ..models.sba.modeling_sba import SBAForCaptionReconstruction, SBAProjector
+from ..models.vba.configuration_vba import VBAConfig
 from .captions import CaptionSet, count_words, load_captions
-from .sba_training import SBACollator, SBATrainingConfig, train_sba
+from .sba import SBAComponents, SBAPipeline
+from .sba_training import ProjectorTrainingArguments, SBACollator, train_sba
 from .scoring import SHARD_SCHEMA, read_shards, score_to_shards
 from .similarity import BERTScoreSimilarity, best_char_similarity, char_similarity
-from .teacher import Reconstruction, SBATeacher, Teacher, caption_seed
+from .teacher import Reconstruction, Teacher, caption_seed
 from .vba import VBAPipeline
 
 __all__ = [
     "SHARD_SCHEMA",
     "BERTScoreSimilarity",
     "CaptionSet",
+    "ProjectorTrainingArguments",
     "Reconstruction",
     "SBACollator",
+    "SBAComponents",
     "SBAConfig",
     "SBAForCaptionReconstruction",
+    "SBAPipeline",
     "SBAProjector",
-    "SBATeacher",
-    "SBATrainingConfig",
     "Teacher",
+    "VBAConfig",
     "VBAPipeline",
     "best_char_similarity",
     "caption_seed",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,8 +9,9 @@ import torch
 from transformers import PreTrainedTokenizerBase, Trainer, TrainingArguments
 from transformers.trainer_utils import get_last_checkpoint
 
-from ..distillation.training_recipe import TrainingRecipe
-from ..models.sba.modeling_sba import IGNORE_INDEX, SBAForCaptionReconstruction
+from ..models.sba.modeling_sba import IGNORE_INDEX
+from ..utils.training import PaperTrainingArguments
+from .sba import SBAPipeline
 
 #: Caption tokens kept per training example (after the newline terminator is appended).
 MAX_CAPTION_TOKENS = 96
@@ -68,41 +68,34 @@ class _CaptionList(torch.utils.data.Dataset):
 
 
 @dataclass
-class SBATrainingConfig(TrainingRecipe):
-    """The paper's projector recipe: batch 128, lr 2e-3, cosine, 3 % warm-up, 2 epochs."""
+class ProjectorTrainingArguments(PaperTrainingArguments):
+    """The paper's projector recipe: batch 128 (16 per device x 8 accumulation steps), lr 2e-3,
+    cosine, 3 % warm-up, 2 epochs; checkpoints every 500 steps, the last two kept."""
 
+    per_device_train_batch_size: int = 16
+    gradient_accumulation_steps: int = 8
     learning_rate: float = 2e-3
-    gradient_checkpointing: bool = False
-
-    def training_arguments(self, output_dir: str | os.PathLike) -> TrainingArguments:
-        return super().training_arguments(
-            output_dir,
-            activation_checkpointing=self.gradient_checkpointing,
-            save_total_limit=2,
-            remove_unused_columns=False,
-        )
+    logging_steps: float = 10
+    save_total_limit: int | None = 2
+    remove_unused_columns: bool = False  # the collator reads the raw captions
 
 
 def train_sba(
-    model: SBAForCaptionReconstruction,
-    captions: list[str],
-    output_dir: str | os.PathLike,
-    config: SBATrainingConfig | None = None,
-    resume: bool = True,
+    pipeline: SBAPipeline, captions: list[str], args: TrainingArguments | None = None, resume: bool = True
 ) -> dict[str, float]:
-    """Train the projector (and LoRA, if enabled) on ``captions``; save to ``output_dir``.
+    """Train the projector (and LoRA, if enabled) of ``pipeline.model`` on ``captions``; save it
+    (projector, config, generation config) to ``args.output_dir``.
 
-    Resumes from the newest ``checkpoint-*`` in ``output_dir`` when ``resume`` is true.
-    Returns the Trainer's final metrics (``train_loss`` etc.).
+    Resumes from the newest ``checkpoint-*`` there when ``resume`` is true. Returns the
+    Trainer's final metrics (``train_loss`` etc.).
     """
-    config = config or SBATrainingConfig()
-    text_tokenizer, lm_tokenizer = model._require_tokenizers()
-    output_dir = Path(output_dir)
+    args = args or ProjectorTrainingArguments()
+    output_dir = Path(args.output_dir)
     trainer = Trainer(
-        model=model,
-        args=config.training_arguments(output_dir),
+        model=pipeline.model,
+        args=args,
         train_dataset=_CaptionList(list(captions)),
-        data_collator=SBACollator(text_tokenizer, lm_tokenizer),
+        data_collator=SBACollator(pipeline.text_tokenizer, pipeline.lm_tokenizer),
     )
     checkpoint = get_last_checkpoint(str(output_dir)) if resume and output_dir.is_dir() else None
     result = trainer.train(resume_from_checkpoint=checkpoint)

@@ -7,11 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ..models.vba.configuration_vba import VBAConfig
 from ..utils.provenance import package_versions
-
-#: The paper's BERTScore model (bert-score's English default): RoBERTa-large, layer 17.
-DEFAULT_BERTSCORE_MODEL = "roberta-large"
-DEFAULT_BERTSCORE_LAYERS = 17
 
 
 def char_similarity(a: str, b: str) -> float:
@@ -38,7 +35,8 @@ def _best(candidates: Sequence[str], scores: Sequence[float]) -> tuple[str, floa
 
 
 class BERTScoreSimilarity:
-    """BERTScore F1 (``bert-score``) between candidates and their source caption.
+    """BERTScore F1 (``bert-score``) between candidates and their source caption (by default the
+    paper's model: RoBERTa-large, layer 17, bert-score's English default).
 
     ``model`` is a Hub id or a local folder (``num_layers`` is then required by
     bert-score). Empty strings, which crash bert-score 0.3.13 on transformers 5,
@@ -48,8 +46,8 @@ class BERTScoreSimilarity:
 
     def __init__(
         self,
-        model: str = DEFAULT_BERTSCORE_MODEL,
-        num_layers: int | None = DEFAULT_BERTSCORE_LAYERS,
+        model: str = VBAConfig.bertscore_model,
+        num_layers: int | None = VBAConfig.bertscore_num_layers,
         batch_size: int = 64,
         device: str | torch.device | None = None,
     ) -> None:

@@ -7,30 +7,27 @@ image in any batch, order or re-run.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from pathlib import Path
 
 import torch
 
+from ..models.vba.configuration_vba import VBAConfig
 from ..scoring.devices import resolve_device, resolve_dtype
 from ..utils.provenance import package_versions
 from ..version import DISTRIBUTION
-from .similarity import DEFAULT_BERTSCORE_LAYERS, DEFAULT_BERTSCORE_MODEL, BERTScoreSimilarity
+from .similarity import BERTScoreSimilarity
 from .teacher import Reconstruction, caption_seed
-
-DEFAULT_TEXT_TO_IMAGE = "stabilityai/stable-diffusion-2"
-DEFAULT_CAPTIONER = "Salesforce/blip2-opt-2.7b-coco"
-CAPTION_PROMPT = "a photo of"
 
 
 class VBAPipeline:
-    """Text-to-image (diffusers, DPM-Solver multistep) -> BLIP-2 captions -> best BERTScore F1.
+    """Text-to-image (diffusers) -> BLIP-2 captions -> best BERTScore F1: the VBA teacher.
 
-    Defaults are the paper's: Stable Diffusion 2 at 768 px, 20 steps, guidance 9;
-    BLIP-2 OPT-2.7B (COCO) prompted with "a photo of", 5 beams, 5 captions; the
-    VBA score is the best F1 among them. ``image_dir`` keeps the bottleneck images.
-    ``min_new_tokens`` fixes caption length for benchmarks (leave it unset to score).
+    Settings come from a :class:`VBAConfig` (the paper's by default; ``overrides`` replace
+    its fields), whose ids are recorded in :meth:`provenance`: pass the config that
+    describes the components. ``image_dir`` keeps the bottleneck images.
     """
 
     name = "vba"
@@ -41,75 +38,54 @@ class VBAPipeline:
         captioner,
         processor,
         similarity: BERTScoreSimilarity,
+        config: VBAConfig | None = None,
         *,
-        num_inference_steps: int = 20,
-        guidance_scale: float = 9.0,
-        height: int = 768,
-        width: int = 768,
-        prompt: str = CAPTION_PROMPT,
-        num_beams: int = 5,
-        num_return_sequences: int = 5,
-        max_new_tokens: int = 30,
-        min_new_tokens: int | None = None,
         image_dir: str | os.PathLike | None = None,
-        model_ids: dict[str, str] | None = None,
+        **overrides,
     ) -> None:
-        from diffusers import DPMSolverMultistepScheduler
+        import diffusers
 
-        text_to_image.scheduler = DPMSolverMultistepScheduler.from_config(text_to_image.scheduler.config)
+        self.config = dataclasses.replace(config or VBAConfig(), **overrides)
+        scheduler = getattr(diffusers, self.config.scheduler)
+        text_to_image.scheduler = scheduler.from_config(text_to_image.scheduler.config)
         text_to_image.set_progress_bar_config(disable=True)
         self.text_to_image = text_to_image
         self.captioner = captioner.eval()
         self.processor = processor
         self.similarity = similarity
-        self.settings = {
-            "num_inference_steps": num_inference_steps,
-            "guidance_scale": guidance_scale,
-            "height": height,
-            "width": width,
-            "prompt": prompt,
-            "num_beams": num_beams,
-            "num_return_sequences": num_return_sequences,
-            "max_new_tokens": max_new_tokens,
-            "min_new_tokens": min_new_tokens,
-        }
         self.image_dir = Path(image_dir) if image_dir is not None else None
-        self.model_ids = model_ids or {}
 
     @classmethod
     def from_pretrained(
         cls,
-        text_to_image: str | os.PathLike = DEFAULT_TEXT_TO_IMAGE,
-        captioner: str | os.PathLike = DEFAULT_CAPTIONER,
-        bertscore_model: str | os.PathLike = DEFAULT_BERTSCORE_MODEL,
-        bertscore_num_layers: int | None = DEFAULT_BERTSCORE_LAYERS,
+        config: VBAConfig | None = None,
+        *,
         device: str | torch.device | None = None,
         dtype: str | torch.dtype | None = None,
-        **options,
+        image_dir: str | os.PathLike | None = None,
+        **overrides,
     ) -> VBAPipeline:
-        """Load the three components (bf16 on GPU by default) from Hub ids or local folders."""
+        """Load the three components of ``config`` (bf16 on GPU by default) from Hub ids or local folders."""
         from diffusers import DiffusionPipeline
         from transformers import Blip2ForConditionalGeneration, Blip2Processor
 
+        config = dataclasses.replace(config or VBAConfig(), **overrides)
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
-        pipe = DiffusionPipeline.from_pretrained(os.fspath(text_to_image), dtype=resolved_dtype, use_safetensors=True)
+        pipe = DiffusionPipeline.from_pretrained(config.text_to_image, dtype=resolved_dtype, use_safetensors=True)
         pipe.to(resolved_device)
         model = Blip2ForConditionalGeneration.from_pretrained(
-            os.fspath(captioner), dtype=resolved_dtype, use_safetensors=True
+            config.captioner, dtype=resolved_dtype, use_safetensors=True
         ).to(resolved_device)
-        processor = Blip2Processor.from_pretrained(os.fspath(captioner))
-        similarity = BERTScoreSimilarity(os.fspath(bertscore_model), bertscore_num_layers, device=resolved_device)
-        ids = {"text_to_image": os.fspath(text_to_image), "captioner": os.fspath(captioner)}
-        return cls(pipe, model, processor, similarity, model_ids=ids, **options)
+        processor = Blip2Processor.from_pretrained(config.captioner)
+        similarity = BERTScoreSimilarity(config.bertscore_model, config.bertscore_num_layers, device=resolved_device)
+        return cls(pipe, model, processor, similarity, config, image_dir=image_dir)
 
     def provenance(self) -> dict[str, object]:
         versions = package_versions(DISTRIBUTION, "diffusers", "transformers", "torch")
         similarity = self.similarity.provenance
         return {
-            **self.model_ids,
-            "scheduler": "DPMSolverMultistepScheduler",
-            **self.settings,
+            **{f.name: getattr(self.config, f.name) for f in dataclasses.fields(VBAConfig)},
             **{key: value for key, value in similarity.items() if key != "versions"},
             "versions": {**versions, **similarity["versions"]},
         }
@@ -120,10 +96,10 @@ class VBAPipeline:
         generators = [torch.Generator("cpu").manual_seed(caption_seed(seed, row_id)) for row_id in row_ids]
         images = self.text_to_image(
             prompt=list(captions),
-            num_inference_steps=self.settings["num_inference_steps"],
-            guidance_scale=self.settings["guidance_scale"],
-            height=self.settings["height"],
-            width=self.settings["width"],
+            num_inference_steps=self.config.num_inference_steps,
+            guidance_scale=self.config.guidance_scale,
+            height=self.config.size,
+            width=self.config.size,
             generator=generators,
             output_type="pil",
         ).images
@@ -136,20 +112,20 @@ class VBAPipeline:
     @torch.inference_mode()
     def caption_images(self, images: list) -> list[list[str]]:
         """BLIP-2 captions for each image, the prompt removed (best beam first)."""
-        prompt = self.settings["prompt"]
+        prompt = self.config.prompt
         inputs = self.processor(images=images, text=[prompt] * len(images), return_tensors="pt")
         device = self.captioner.device
         inputs = {
             key: value.to(device, dtype=self.captioner.dtype) if value.is_floating_point() else value.to(device)
             for key, value in inputs.items()
         }
-        n = self.settings["num_return_sequences"]
+        n = self.config.num_return_sequences
         generated = self.captioner.generate(
             **inputs,
-            num_beams=self.settings["num_beams"],
+            num_beams=self.config.num_beams,
             num_return_sequences=n,
-            max_new_tokens=self.settings["max_new_tokens"],
-            min_new_tokens=self.settings["min_new_tokens"],
+            max_new_tokens=self.config.max_new_tokens,
+            min_new_tokens=self.config.min_new_tokens,
             do_sample=False,
         )
         new_tokens = generated[:, inputs["input_ids"].shape[1] :]
@@ -162,8 +138,6 @@ class VBAPipeline:
         return [
             Reconstruction(group, text, similarity) for group, (text, similarity) in zip(candidates, best, strict=True)
         ]
-
-    __call__ = score
 
 
 def _strip_prompt(text: str, prompt: str) -> str:

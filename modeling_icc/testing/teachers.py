@@ -136,16 +136,15 @@ def tiny_llama_config(**overrides) -> LlamaConfig:
     return LlamaConfig(**{**values, **overrides})
 
 
-def tiny_sba(seed: int = 0, **config_overrides):
-    """A random :class:`~modeling_icc.teachers.SBAForCaptionReconstruction` with its tokenizers attached."""
+def tiny_sba(seed: int = 0, generation: dict | None = None, **config_overrides):
+    """A :class:`~modeling_icc.teachers.SBAPipeline` over a random SBA and the tiny tokenizers."""
     from ..models.sba.configuration_sba import SBAConfig
     from ..models.sba.modeling_sba import SBAForCaptionReconstruction
+    from ..teachers.sba import SBAPipeline
 
     torch.manual_seed(seed)
     config = SBAConfig(text_config=tiny_clip_text_config(), lm_config=tiny_llama_config(), **config_overrides)
-    model = SBAForCaptionReconstruction(config)
-    model.set_tokenizers(tiny_clip_tokenizer(), tiny_llama_tokenizer())
-    return model.eval()
+    return SBAPipeline(SBAForCaptionReconstruction(config), tiny_clip_tokenizer(), tiny_llama_tokenizer(), generation)
 
 
 def save_tiny_sba_components(directory: str | Path, seed: int = 0) -> dict[str, Path]:
@@ -305,23 +304,14 @@ def save_tiny_vba_components(directory: str | Path, seed: int = 0) -> dict[str, 
     return paths
 
 
-def tiny_vba(directory: str | Path, seed: int = 0, **options):
-    """A :class:`~modeling_icc.teachers.VBAPipeline` over tiny random components saved in ``directory``.
-
-    BERTScore loads its model by path, so the components are written to disk first.
-    """
+def tiny_vba(directory: str | Path, seed: int = 0, **overrides):
+    """A :class:`~modeling_icc.teachers.VBAPipeline` over tiny random components saved in ``directory``
+    (BERTScore loads its model by path); ``overrides`` replace ``VBAConfig`` fields."""
     from ..teachers.vba import VBAPipeline
 
-    paths = save_tiny_vba_components(directory, seed)
-    options = {"height": TINY_IMAGE_SIZE, "width": TINY_IMAGE_SIZE, "bertscore_num_layers": 2, **options}
-    return VBAPipeline.from_pretrained(
-        text_to_image=paths["text_to_image"],
-        captioner=paths["captioner"],
-        bertscore_model=paths["bertscore_model"],
-        device="cpu",
-        dtype=torch.float32,
-        **options,
-    )
+    paths = {name: str(path) for name, path in save_tiny_vba_components(directory, seed).items()}
+    overrides = {"size": TINY_IMAGE_SIZE, "bertscore_num_layers": 2, **paths, **overrides}
+    return VBAPipeline.from_pretrained(device="cpu", dtype=torch.float32, **overrides)
 
 
 def use_one_cpu_thread() -> None:

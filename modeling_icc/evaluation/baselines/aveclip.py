@@ -1,8 +1,8 @@
 """aveCLIP (Wu & Smith, 2023): imageability as the mean CLIP similarity between a caption and
 K images that a text-to-image model generates from it.
 
-Defaults follow the ICC paper's VBA teacher: Stable Diffusion 2 with
-DPM-Solver (the checkpoint's own scheduler), 20 steps, guidance 9. Each image
+Defaults are the ICC paper's VBA teacher's (``VBAConfig``): Stable Diffusion 2,
+20 steps, guidance 9 (with the checkpoint's own scheduler). Each image
 has its own CPU generator seeded from the caption text, the image index and
 ``seed``, so a caption gets the same images whatever batch it lands in.
 """
@@ -15,12 +15,13 @@ import zlib
 import numpy as np
 import torch
 
+from ...models.vba.configuration_vba import VBAConfig
 from ...scoring.base import ConcretenessScorer
 from ...scoring.devices import resolve_device, resolve_dtype
 from .clip import DEFAULT_CLIP, ClipEmbedder
 from .pretrained import load_pretrained
 
-DEFAULT_TEXT_TO_IMAGE = "stabilityai/stable-diffusion-2"
+DEFAULT_TEXT_TO_IMAGE = VBAConfig.text_to_image
 
 
 def image_seed(caption: str, index: int, seed: int) -> int:
@@ -37,8 +38,8 @@ class AveClipScorer(ConcretenessScorer):
         clip_model: str | os.PathLike = DEFAULT_CLIP,
         *,
         images_per_caption: int = 4,
-        num_inference_steps: int = 20,
-        guidance_scale: float = 9.0,
+        num_inference_steps: int = VBAConfig.num_inference_steps,
+        guidance_scale: float = VBAConfig.guidance_scale,
         seed: int = 0,
         batch_size: int = 4,
         device: str | None = None,

@@ -16,9 +16,6 @@ CLIP_VIT_L14_TEXT = {
     "num_hidden_layers": 12,
     "projection_dim": 768,
 }
-#: Paper defaults for the pretrained components.
-DEFAULT_TEXT_MODEL = "openai/clip-vit-large-patch14"
-DEFAULT_LM = "meta-llama/Llama-2-7b-hf"
 
 
 class SBAConfig(PreTrainedConfig):
@@ -29,9 +26,10 @@ class SBAConfig(PreTrainedConfig):
     ``"pooled"`` feeds the pooled projected text embedding through one linear map
     to ``num_soft_tokens`` LM input embeddings (the paper: one); ``"tokens"`` maps
     every CLIP token state to one LM embedding each. ``text_model_name_or_path``
-    and ``lm_name_or_path`` record where the frozen components come from, so a
-    saved SBA holds only its trainable weights. ``lora_r > 0`` adds LoRA adapters
-    to the LM (an extension; the paper trains the projector alone).
+    and ``lm_name_or_path`` record where the frozen towers come from (ids or
+    paths), so a saved SBA holds only its trainable weights, like a PEFT adapter.
+    ``lora_r > 0`` adds LoRA adapters to the LM (an extension; the paper trains
+    the projector alone).
     """
 
     model_type = "icc_sba"

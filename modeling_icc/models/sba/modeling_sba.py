@@ -8,27 +8,42 @@ newline. How well a caption survives this bottleneck is the SBA teacher signal.
 
 from __future__ import annotations
 
+import copy
 import os
 import warnings
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 from torch import nn
-from transformers import (
-    AutoModelForCausalLM,
-    AutoTokenizer,
-    CLIPTextModelWithProjection,
-    PreTrainedModel,
-    PreTrainedTokenizerBase,
-)
+from transformers import AutoModelForCausalLM, CLIPTextModelWithProjection, GenerationConfig, PreTrainedModel
 from transformers.modeling_outputs import CausalLMOutputWithPast
+from transformers.utils import SAFE_WEIGHTS_NAME, cached_file
 
 from .configuration_sba import SBAConfig
 
-#: The trainable weights (projector, LoRA adapters), saved without the frozen components.
-WEIGHTS_NAME = "model.safetensors"
 IGNORE_INDEX = -100
+#: Download options that apply to the towers as well as to the SBA's own files.
+HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "proxies", "token")
+
+
+def paper_generation_config(lm_config) -> GenerationConfig:
+    """The paper's decoding: beam search with 5 beams, the 5 best returned, no repeated bigram,
+    stopping at the first newline (the training terminator) or the LM's end token."""
+    eos, pad = lm_config.eos_token_id, lm_config.pad_token_id
+    if pad is None:  # Llama has none; finished beams are padded with the end token
+        pad = eos[0] if isinstance(eos, list) else eos
+    return GenerationConfig(
+        num_beams=5,
+        num_return_sequences=5,
+        no_repeat_ngram_size=2,
+        max_new_tokens=64,
+        stop_strings="\n",
+        do_sample=False,
+        bos_token_id=lm_config.bos_token_id,
+        eos_token_id=eos,
+        pad_token_id=pad,
+    )
 
 
 class SBAProjector(nn.Module):
@@ -62,128 +77,120 @@ class SBAPreTrainedModel(PreTrainedModel):
 class SBAForCaptionReconstruction(SBAPreTrainedModel):
     """CLIP text tower (frozen) -> :class:`SBAProjector` (trainable) -> causal LM (frozen).
 
-    Build it from configs (random weights) with ``SBAForCaptionReconstruction(config)``,
-    from pretrained components with :meth:`from_components`, or from a saved projector
-    with :meth:`from_pretrained`. Text goes in and out through the two tokenizers set
-    by :meth:`set_tokenizers` (the loaders set them).
+    ``SBAForCaptionReconstruction(config)`` builds random towers from the sub-configs;
+    :meth:`from_components` puts a fresh projector on pretrained towers. Saved like a
+    PEFT adapter: ``save_pretrained``/``push_to_hub`` write ``config.json`` (with the
+    towers' ids), ``generation_config.json`` (the paper's decoding) and the trainable
+    tensors only; :meth:`from_pretrained` (a local folder or a Hub id) rebuilds the towers
+    from their ids and loads those tensors, refusing missing or unexpected ones.
+    Tokenizers and text in/out live in ``modeling_icc.teachers.SBAPipeline``.
     """
 
-    def __init__(self, config: SBAConfig, text_model: nn.Module | None = None, lm: nn.Module | None = None) -> None:
+    def __init__(self, config: SBAConfig) -> None:
         super().__init__(config)
-        if text_model is None:
-            text_model = CLIPTextModelWithProjection._from_config(config.text_config)
-        self.text_model = text_model
-        self.lm = lm if lm is not None else AutoModelForCausalLM.from_config(config.lm_config)
+        self.text_model = CLIPTextModelWithProjection._from_config(config.text_config)
+        self.lm = AutoModelForCausalLM.from_config(config.lm_config)
         self.projector = SBAProjector(config)
-        self.text_model.requires_grad_(False)
-        self.lm.requires_grad_(False)
-        if config.lora_r:
-            self.lm = _add_lora(self.lm, config)
-        self.text_tokenizer: PreTrainedTokenizerBase | None = None
-        self.lm_tokenizer: PreTrainedTokenizerBase | None = None
-        self._newline_ids: list[int] | None = None
+        self.generation_config = paper_generation_config(config.lm_config)
         self.post_init()
+        self._freeze_towers()
+
+    @classmethod
+    def can_generate(cls) -> bool:
+        return True  # generate() decodes through the LM; its GenerationConfig is saved with the model
+
+    def _freeze_towers(self) -> None:
+        self.text_model.requires_grad_(False).eval()
+        self.lm.requires_grad_(False).eval()
+        if self.config.lora_r:
+            self.lm = _add_lora(self.lm, self.config)
 
     # ----- construction and persistence -------------------------------------------------------
 
     @classmethod
     def from_components(
-        cls,
-        text_model: str | os.PathLike,
-        lm: str | os.PathLike,
-        *,
-        dtype: torch.dtype | None = None,
-        device: str | torch.device | None = None,
-        local_files_only: bool | None = None,
-        **config_kwargs,
+        cls, text_model: str | os.PathLike, lm: str | os.PathLike, **kwargs
     ) -> SBAForCaptionReconstruction:
-        """A fresh SBA (untrained projector) over pretrained CLIP text tower and LM ids or paths."""
-        text_model, lm = _as_id(text_model), _as_id(lm)
-        load = {"local_files_only": local_files_only} if local_files_only is not None else {}
-        text = CLIPTextModelWithProjection.from_pretrained(text_model, dtype=dtype, use_safetensors=True, **load)
-        language_model = AutoModelForCausalLM.from_pretrained(lm, dtype=dtype, use_safetensors=True, **load)
-        config = SBAConfig(
-            text_config=text.config,
-            lm_config=language_model.config,
-            text_model_name_or_path=text_model,
-            lm_name_or_path=lm,
-            **config_kwargs,
-        )
-        model = cls(config, text_model=text.eval(), lm=language_model.eval())
-        model.projector.float()
-        model.set_tokenizers(
-            AutoTokenizer.from_pretrained(text_model, **load), AutoTokenizer.from_pretrained(lm, **load)
-        )
-        return model.to(device) if device is not None else model
+        """A fresh SBA (untrained projector) over a pretrained CLIP text tower and causal LM (ids or paths).
+
+        ``kwargs``: ``SBAConfig`` fields (``bottleneck``, ``num_soft_tokens``, ``lora_r``, ...);
+        the rest (``dtype``, ``local_files_only``, ``token``, ...) go to the towers' ``from_pretrained``.
+        """
+        options = _pop_config_fields(kwargs)
+        config = SBAConfig(text_model_name_or_path=_as_id(text_model), lm_name_or_path=_as_id(lm), **options)
+        return cls._on_pretrained_towers(config, **kwargs)
 
     @classmethod
-    def from_pretrained(
-        cls,
-        pretrained_model_name_or_path: str | os.PathLike,
-        *,
-        text_model: str | os.PathLike | None = None,
-        lm: str | os.PathLike | None = None,
-        dtype: torch.dtype | None = None,
-        device: str | torch.device | None = None,
-        local_files_only: bool | None = None,
-    ) -> SBAForCaptionReconstruction:
-        """Load an SBA saved in a local directory: the components from their recorded ids (or the
-        ``text_model``/``lm`` overrides, e.g. after moving them), then its trainable weights."""
-        directory = Path(pretrained_model_name_or_path)
-        saved = SBAConfig.from_pretrained(directory)
-        text_model = text_model or saved.text_model_name_or_path
-        lm = lm or saved.lm_name_or_path
-        if not text_model or not lm:
+    def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, **kwargs) -> SBAForCaptionReconstruction:
+        """Rebuild the frozen towers from the ids the config records, then load the trained projector.
+
+        ``kwargs`` as for ``PreTrainedModel.from_pretrained``: config fields override the saved
+        ones (e.g. ``lm_name_or_path=`` after moving the LM); ``revision``/``subfolder`` locate
+        the SBA's own files; download options and the rest (``dtype``, ...) apply to the towers too.
+        """
+        hub = {key: kwargs.pop(key) for key in HUB_KWARGS if key in kwargs}
+        location = {key: kwargs.pop(key) for key in ("revision", "subfolder") if key in kwargs}
+        config = SBAConfig.from_pretrained(
+            pretrained_model_name_or_path, **hub, **location, **_pop_config_fields(kwargs)
+        )
+        if not config.text_model_name_or_path or not config.lm_name_or_path:
             raise ValueError(
-                f"{directory} does not record its CLIP text tower and LM; pass text_model= and lm= explicitly"
+                f"{pretrained_model_name_or_path} does not record its CLIP text tower and LM; "
+                "pass text_model_name_or_path= and lm_name_or_path="
             )
-        options = {
-            key: getattr(saved, key)
-            for key in (
-                "bottleneck",
-                "num_soft_tokens",
-                "initializer_range",
-                "lora_r",
-                "lora_alpha",
-                "lora_dropout",
-                "lora_target_modules",
-            )
-        }
-        model = cls.from_components(text_model, lm, dtype=dtype, local_files_only=local_files_only, **options)
-        model.load_trainable_weights(directory / WEIGHTS_NAME)
-        return model.to(device) if device is not None else model
+        weights = cached_file(pretrained_model_name_or_path, SAFE_WEIGHTS_NAME, **hub, **location)
+        model = cls._on_pretrained_towers(config, **hub, **kwargs)
+        model.load_trainable_weights(weights)
+        generation = cached_file(
+            pretrained_model_name_or_path,
+            "generation_config.json",
+            _raise_exceptions_for_missing_entries=False,
+            **hub,
+            **location,
+        )
+        if generation is not None:  # SBAs saved before decoding settings were saved use the paper's
+            model.generation_config = GenerationConfig.from_pretrained(os.path.dirname(generation))
+        return model
+
+    @classmethod
+    def _on_pretrained_towers(cls, config: SBAConfig, **kwargs) -> SBAForCaptionReconstruction:
+        text_model = CLIPTextModelWithProjection.from_pretrained(
+            config.text_model_name_or_path, use_safetensors=True, **kwargs
+        )
+        lm = AutoModelForCausalLM.from_pretrained(config.lm_name_or_path, use_safetensors=True, **kwargs)
+        # copies: building the composite must not touch the live towers' configs (their attention dispatch)
+        config.text_config, config.lm_config = copy.deepcopy(text_model.config), copy.deepcopy(lm.config)
+        with torch.device("meta"):  # the towers built by __init__ are replaced: never materialize them
+            model = cls(config)
+        model.text_model, model.lm = text_model, lm
+        model._freeze_towers()
+        model.projector = SBAProjector(config).to(lm.get_input_embeddings().weight.device)
+        model._init_weights(model.projector)
+        return model
 
     def trainable_state_dict(self) -> dict[str, torch.Tensor]:
         return {name: param.detach() for name, param in self.named_parameters() if param.requires_grad}
 
-    def save_pretrained(self, save_directory: str | os.PathLike, **_trainer_options) -> None:
-        """Write ``config.json`` and the trainable weights only (the frozen components are referenced).
-
-        ``Trainer`` passes ``state_dict``/``is_main_process``; they do not apply to a
-        projector-only save and are ignored.
-        """
-        directory = Path(save_directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        self.config.architectures = [type(self).__name__]
-        self.config.save_pretrained(directory)
-        tensors = {name: tensor.contiguous().cpu() for name, tensor in self.trainable_state_dict().items()}
-        temp = directory / f".{WEIGHTS_NAME}.tmp"
-        save_file(tensors, temp, metadata={"format": "pt", "contents": "trainable parameters of an ICC SBA"})
-        os.replace(temp, directory / WEIGHTS_NAME)
+    def save_pretrained(self, save_directory: str | os.PathLike, state_dict: dict | None = None, **kwargs) -> None:
+        """``PreTrainedModel.save_pretrained`` (``push_to_hub=`` and every other option included)
+        restricted to the trainable tensors; the frozen towers are referenced by their ids."""
+        trainable = self.trainable_state_dict()
+        if state_dict is not None:  # the Trainer passes the full state dict it gathered
+            trainable = {name: tensor for name, tensor in state_dict.items() if name in trainable}
+        super().save_pretrained(save_directory, state_dict=trainable, **kwargs)
 
     def load_trainable_weights(self, path: str | os.PathLike) -> None:
-        """Load projector (and LoRA) weights; every trainable tensor must be present, nothing else."""
-        state = load_file(str(path))
-        expected = set(self.trainable_state_dict())
-        if set(state) != expected:
-            missing, unexpected = sorted(expected - set(state)), sorted(set(state) - expected)
-            raise ValueError(f"{path} does not match this SBA: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        """Load projector (and LoRA) weights; every trainable tensor must be present, in its shape, nothing else."""
+        state = load_file(os.fspath(path))
+        expected = {name: tensor.shape for name, tensor in self.trainable_state_dict().items()}
+        if {name: tensor.shape for name, tensor in state.items()} != expected:
+            missing, unexpected = sorted(expected.keys() - state.keys()), sorted(state.keys() - expected.keys())
+            reshaped = sorted(name for name in expected.keys() & state.keys() if state[name].shape != expected[name])
+            raise ValueError(
+                f"{path} does not match this SBA: missing {missing[:5]}, unexpected {unexpected[:5]}, "
+                f"other shape {reshaped[:5]}"
+            )
         self.load_state_dict(state, strict=False)
-
-    def set_tokenizers(self, text_tokenizer: PreTrainedTokenizerBase, lm_tokenizer: PreTrainedTokenizerBase) -> None:
-        self.text_tokenizer = text_tokenizer
-        self.lm_tokenizer = lm_tokenizer
-        self._newline_ids = None
 
     def train(self, mode: bool = True) -> SBAForCaptionReconstruction:
         """Only the trainable parts switch mode: the frozen towers stay in eval (no dropout)."""
@@ -257,73 +264,21 @@ class SBAForCaptionReconstruction(SBAPreTrainedModel):
             use_cache=False,
         )
 
-    # ----- reconstruction ---------------------------------------------------------------------
-
-    def newline_token_ids(self) -> list[int]:
-        """Every LM token whose text contains a newline: generation stops at any of them."""
-        if self._newline_ids is None:
-            tokenizer = self._require_tokenizers()[1]
-            texts = tokenizer.batch_decode([[i] for i in range(len(tokenizer))])
-            self._newline_ids = [i for i, text in enumerate(texts) if "\n" in text]
-            if not self._newline_ids:
-                raise ValueError("the LM tokenizer has no token containing a newline; SBA needs one to stop")
-        return self._newline_ids
-
     @torch.inference_mode()
-    def reconstruct(
-        self,
-        captions: list[str],
-        num_beams: int = 5,
-        num_return_sequences: int = 5,
-        max_new_tokens: int = 64,
-        no_repeat_ngram_size: int = 2,
-        min_new_tokens: int | None = None,
-    ) -> list[list[str]]:
-        """For each caption, ``num_return_sequences`` beam-search reconstructions (best first).
-
-        Decoding stops at the first newline (the training terminator) or the LM's end
-        token; the newline and anything after it are dropped.
-        """
-        if num_return_sequences > num_beams:
-            raise ValueError("num_return_sequences cannot exceed num_beams")
-        if not captions:
-            return []
-        text_tokenizer, lm_tokenizer = self._require_tokenizers()
-        device = self.projector.linear.weight.device
-        encoded = text_tokenizer(
-            list(captions),
-            padding=True,
-            truncation=True,
-            max_length=self.config.text_config.max_position_embeddings,
-            return_tensors="pt",
-        ).to(device)
-        prefix, mask = self.encode_bottleneck(encoded["input_ids"], encoded["attention_mask"])
-        stop_ids = list(dict.fromkeys([*self.newline_token_ids(), *_as_list(self.config.lm_config.eos_token_id)]))
-        pad_id = lm_tokenizer.pad_token_id if lm_tokenizer.pad_token_id is not None else stop_ids[0]
+    def generate(
+        self, text_input_ids: torch.LongTensor, text_attention_mask: torch.Tensor | None = None, **kwargs
+    ) -> torch.LongTensor:
+        """LM token ids decoded from each caption's bottleneck with ``self.generation_config``
+        (``kwargs`` override it; the newline stop needs ``tokenizer=`` the LM's tokenizer)."""
+        prefix, mask = self.encode_bottleneck(text_input_ids, text_attention_mask)
+        generation_config = copy.deepcopy(kwargs.pop("generation_config", self.generation_config))
+        kwargs = generation_config.update(**kwargs)  # what is left are model inputs such as tokenizer=
         with warnings.catch_warnings():
             # n-grams are meant to apply to the reconstruction only, which is what generate warns about
             warnings.filterwarnings("ignore", message=".*no_repeat_ngram_size.*inputs_embeds", category=UserWarning)
-            generated = self.lm.generate(
-                inputs_embeds=prefix,
-                attention_mask=mask,
-                num_beams=num_beams,
-                num_return_sequences=num_return_sequences,
-                max_new_tokens=max_new_tokens,
-                min_new_tokens=min_new_tokens,
-                no_repeat_ngram_size=no_repeat_ngram_size,
-                do_sample=False,
-                eos_token_id=stop_ids,
-                pad_token_id=pad_id,
+            return self.lm.generate(
+                inputs_embeds=prefix, attention_mask=mask, generation_config=generation_config, **kwargs
             )
-        texts = [
-            text.split("\n", 1)[0].strip() for text in lm_tokenizer.batch_decode(generated, skip_special_tokens=True)
-        ]
-        return [texts[i : i + num_return_sequences] for i in range(0, len(texts), num_return_sequences)]
-
-    def _require_tokenizers(self) -> tuple[PreTrainedTokenizerBase, PreTrainedTokenizerBase]:
-        if self.text_tokenizer is None or self.lm_tokenizer is None:
-            raise ValueError("no tokenizers attached: load with from_components/from_pretrained or call set_tokenizers")
-        return self.text_tokenizer, self.lm_tokenizer
 
 
 def _left_align(embeds: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -345,13 +300,12 @@ def _add_lora(lm: nn.Module, config: SBAConfig) -> nn.Module:
     return get_peft_model(lm, lora)
 
 
+def _pop_config_fields(kwargs: dict) -> dict:
+    """The ``SBAConfig`` fields among ``kwargs`` (removed from it); the rest are for the towers."""
+    return {key: kwargs.pop(key) for key in list(kwargs) if key in SBAConfig.__annotations__}
+
+
 def _as_id(name: str | os.PathLike) -> str:
     """Local folders are recorded as absolute paths so a saved SBA finds them from anywhere."""
     path = Path(name).expanduser()
     return str(path.resolve()) if path.exists() else os.fspath(name)
-
-
-def _as_list(value: int | list[int] | None) -> list[int]:
-    if value is None:
-        return []
-    return list(value) if isinstance(value, (list, tuple)) else [value]
