@@ -1,6 +1,7 @@
 """The SBA: frozen towers, caption-only loss, training, beam reconstruction, saving and loading like an adapter."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -217,12 +218,15 @@ def test_save_pretrained_pushes_what_it_saves(components, tmp_path, monkeypatch)
             return type("Repo", (), {"repo_id": repo_id})
 
     def upload(self, working_dir, repo_id, files_timestamps, **kwargs):
-        pushed[repo_id] = sorted(p.name for p in working_dir.iterdir() if p.name != "README.md")
+        pushed[repo_id] = sorted(p.name for p in Path(working_dir).iterdir() if p.name != "README.md")
 
     monkeypatch.setattr("transformers.modeling_utils.hf_api", FakeApi)
+    monkeypatch.setattr("transformers.utils.hub.hf_api", FakeApi)
     monkeypatch.setattr(SBAForCaptionReconstruction, "_upload_modified_files", upload)
     model.save_pretrained(tmp_path / "sba", push_to_hub=True, repo_id="org/sba")
-    assert pushed == {"org/sba": ["config.json", "generation_config.json", "model.safetensors"]}
+    model.push_to_hub("org/sba2")
+    files = ["config.json", "generation_config.json", "model.safetensors"]
+    assert pushed == {"org/sba": files, "org/sba2": files}
 
 
 def test_a_projector_saved_before_generation_configs_loads(components, tmp_path):

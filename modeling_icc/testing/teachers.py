@@ -3,7 +3,7 @@
 Every builder makes the real architecture family from a config in well under a
 second, with a byte-level BPE tokenizer trained on the shipped captions, so the
 teacher code paths (beam search, diffusion sampling, BLIP-2 captioning,
-BERTScore) run anywhere without weights. ``save_tiny_teacher_components`` writes
+BERTScore) run anywhere without weights. ``save_tiny_{sba,vba}_components`` write
 them to disk so the ``from_pretrained``-style loaders are exercised too.
 """
 
