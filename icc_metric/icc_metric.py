@@ -7,7 +7,7 @@ so that ``evaluate.load`` on a folder, a path or a Space finds one class to buil
 import datasets
 import evaluate
 
-from modeling_icc.hub.measurement import compute_icc
+from modeling_icc.hub.measurement import as_prediction, as_predictions, compute_icc
 
 _CITATION = """\
 @inproceedings{yanuka-etal-2024-icc,
@@ -27,7 +27,8 @@ keep captions a reader could picture, drop abstract or off-image text.
 
 _KWARGS_DESCRIPTION = """
 Args:
-    predictions (`list` of `str`): captions to score. Blank or missing captions score NaN.
+    predictions (`list` of `str`): captions to score. Blank or missing captions, and items
+        that are not strings, score NaN; a single string (not in a list) is refused.
     model_id (`str`, optional): Hub id, local directory or "lite" (the embedded,
         zero-download model). Default: the published student "moranyanuka/icc", falling
         back to "lite" with a warning when it cannot be loaded.
@@ -64,6 +65,17 @@ class ImageCaptionConcreteness(evaluate.Measurement):
             features=datasets.Features({"predictions": datasets.Value("string")}),
             reference_urls=["https://aclanthology.org/2024.findings-acl.592/"],
         )
+
+    # evaluate appends the inputs description to these two docstrings, so each needs one.
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Add captions; ICC's input rules run before evaluate casts them to strings (see ``as_predictions``)."""
+        if predictions is not None:
+            predictions = as_predictions(predictions)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """Add one caption; a non-string is stored as a blank caption, which scores NaN."""
+        return super().add(prediction=as_prediction(prediction), reference=reference, **kwargs)
 
     def _compute(
         self,

@@ -40,6 +40,49 @@ def test_loads_from_the_installed_package_anywhere(tmp_path, monkeypatch):
     assert result["icc_mean"] == pytest.approx(np.mean(result["icc_scores"]))
 
 
+@pytest.fixture
+def icc_module(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    return evaluate.load("icc_metric")
+
+
+@pytest.mark.parametrize(
+    ("predictions", "message"),
+    [
+        ("a dog on a beach", "not a single string"),
+        (b"a dog on a beach", "got bytes"),
+        ({"a dog": 1}, "got a mapping"),
+        ({"a dog", "a cat"}, "has no order"),
+    ],
+)
+def test_the_module_refuses_predictions_that_are_not_a_list_of_captions(icc_module, predictions, message):
+    with pytest.raises(TypeError, match=message):
+        icc_module.compute(predictions=predictions, model_id="lite")
+    with pytest.raises(TypeError, match=message):
+        icc_module.add_batch(predictions=predictions)
+    with pytest.raises(TypeError, match=message):
+        compute_icc(predictions, model_id="lite")
+
+
+def test_non_string_predictions_score_nan_and_are_never_coerced(icc_module):
+    lite = LiteScorer()
+    dog, cat = lite.score(["a dog", "a cat"])
+    for predictions, expected in (
+        (["a dog", 5], [dog, np.nan]),  # evaluate alone turns 5 into "5" and scores it
+        ([5, "a dog"], [np.nan, dog]),  # ... and refuses a non-string only in first place
+        ([None, "a dog", b"a cat", 3.5, ["a cat"]], [np.nan, dog, np.nan, np.nan, np.nan]),
+    ):
+        result = icc_module.compute(predictions=predictions, model_id="lite")
+        np.testing.assert_allclose(result["icc_scores"], expected, equal_nan=True)
+        direct = compute_icc(predictions, model_id="lite")["icc_scores"]
+        np.testing.assert_allclose(direct, expected, equal_nan=True)
+    icc_module.add(prediction="a dog")
+    icc_module.add(prediction=5)
+    icc_module.add_batch(predictions=[7, "a cat"])
+    result = icc_module.compute(model_id="lite")
+    np.testing.assert_allclose(result["icc_scores"], [dog, np.nan, np.nan, cat], equal_nan=True)
+
+
 def test_aggregations_and_kept_fraction_skip_blank_captions():
     result = compute_icc(CAPTIONS, model_id="lite", aggregation="all", threshold=0.5)
     scores = np.array(result["icc_scores"])

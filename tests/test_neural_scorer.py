@@ -1,10 +1,14 @@
 """load_scorer and the batched neural scorer: order, padding, bad input, errors."""
 
 import numpy as np
+import pandas as pd
+import pyarrow as pa
 import pytest
 import torch
 
 from modeling_icc import LiteScorer, ModelNotAvailableError, NeuralScorer, load_scorer
+from modeling_icc.evaluation.baselines.lexical import LexicalNormScorer
+from modeling_icc.scoring.devices import FORCE_FP32_ENV, cpu_has_native_bf16, fp32_forced, resolve_dtype
 from modeling_icc.scoring.load import CheckpointError
 from modeling_icc.testing import tiny_tokenizer
 
@@ -73,6 +77,49 @@ def test_blank_captions_are_nan_and_none_raises_with_index(tiny_student_dir):
         scorer.score("a single string")
 
 
+@pytest.mark.parametrize(
+    ("texts", "message"),
+    [
+        ("a dog", "not a single string"),
+        (b"a dog", "got bytes: decode it"),
+        (bytearray(b"a dog"), "got bytearray: decode it"),
+        ({"a dog": 1}, "got a mapping"),
+        ({"a dog", "a cat"}, "has no order"),
+        (frozenset({"a dog"}), "has no order"),
+        ({"a dog": 1}.keys(), "has no order"),
+        (np.array([["a dog", "a cat"]]), "one-dimensional"),
+        (pd.DataFrame({"caption": ["a dog"]}), "one-dimensional"),
+        (7, "got int"),
+    ],
+)
+def test_containers_that_are_not_an_ordered_list_of_captions_are_refused_by_every_scorer(
+    tiny_student_dir, texts, message
+):
+    for scorer in (LiteScorer(), load_scorer(tiny_student_dir), LexicalNormScorer()):
+        for errors in ("raise", "nan"):
+            with pytest.raises(TypeError, match=message):
+                scorer.score(texts, errors=errors)
+        with pytest.raises(TypeError, match=message):
+            scorer.explain_many(texts)
+
+
+def test_ordered_containers_of_captions_are_scored_in_order():
+    scorer = LiteScorer()
+    captions = ["a dog on a beach", "the meaning of life", "a red car"]
+    expected = scorer.score(captions)
+    containers = [
+        tuple(captions),
+        np.array(captions),
+        pd.Series(captions),
+        pa.array(captions),
+        pa.chunked_array([captions[:1], captions[1:]]),
+        (caption for caption in captions),
+        dict(enumerate(captions)).values(),
+    ]
+    for container in containers:
+        np.testing.assert_array_equal(scorer.score(container), expected)
+
+
 def test_empty_input_gives_empty_array(tiny_student_dir):
     assert load_scorer(tiny_student_dir).score([]).shape == (0,)
 
@@ -94,14 +141,23 @@ def test_unicode_emoji_and_non_english(tiny_student_dir):
 
 
 def test_default_dtype_is_bf16_only_where_the_hardware_multiplies_bf16(tiny_student_dir):
-    from modeling_icc.scoring.devices import cpu_has_native_bf16, resolve_dtype
-
     expected = torch.bfloat16 if cpu_has_native_bf16() else torch.float32
     assert resolve_dtype(None, torch.device("cpu")) == expected
     assert load_scorer(tiny_student_dir, device="cpu").model.dtype == expected
     assert load_scorer(tiny_student_dir, dtype="fp32").model.dtype == torch.float32
     with pytest.raises(ValueError, match="unknown dtype"):
         load_scorer(tiny_student_dir, dtype="int3")
+
+
+def test_icc_force_fp32_makes_fp32_the_default_everywhere_but_honours_an_explicit_dtype(tiny_student_dir, monkeypatch):
+    monkeypatch.setenv(FORCE_FP32_ENV, "1")
+    assert fp32_forced() and not cpu_has_native_bf16()
+    for device in ("cpu", "cuda", "mps"):
+        assert resolve_dtype(None, torch.device(device)) == torch.float32
+    assert resolve_dtype("bf16", torch.device("cpu")) == torch.bfloat16
+    assert load_scorer(tiny_student_dir, device="cpu").model.dtype == torch.float32
+    monkeypatch.setenv(FORCE_FP32_ENV, "0")
+    assert not fp32_forced()
 
 
 def test_lite_is_available_by_name():

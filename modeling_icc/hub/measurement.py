@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..curation.selection import KeepRule, keep_mask
+from ..scoring.inputs import caption_list
 from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError
 from ..scoring.scorer_cache import cached_scorer, with_batch_size
 
@@ -43,6 +44,23 @@ def module_script(folder: str | Path) -> Path:
     return scripts[0]
 
 
+def as_predictions(predictions: object) -> list[str]:
+    """``predictions`` as the ``evaluate`` module may store them: captions, and ``""`` for non-strings.
+
+    evaluate casts every item to its ``string`` feature (``5`` becomes ``"5"``, a score
+    for a caption nobody wrote) and iterates a bare string character by character. The
+    module applies this first: a bare string, bytes, a dict or a set is refused with
+    ``TypeError``, and a non-string item becomes a blank caption, which scores NaN,
+    as in ``score(..., errors="nan")``.
+    """
+    return [as_prediction(item) for item in caption_list(predictions)]
+
+
+def as_prediction(prediction: object) -> str:
+    """One caption for the ``evaluate`` module: itself if it is a string, else blank (scored NaN)."""
+    return prediction if isinstance(prediction, str) else ""
+
+
 def compute_icc(
     predictions: Sequence[str | None],
     model_id: str | None = None,
@@ -54,8 +72,8 @@ def compute_icc(
 ) -> dict:
     """Score ``predictions`` (captions) and summarize on request.
 
-    Returns ``icc_scores`` (one float per caption, clipped to [0, 1], NaN for blank or
-    missing captions) and ``icc_model`` (the model that scored them). ``aggregation``
+    Returns ``icc_scores`` (one float per caption, clipped to [0, 1], NaN for blank,
+    missing or non-string captions) and ``icc_model`` (the model that scored them). ``aggregation``
     adds ``icc_mean`` / ``icc_median`` / ``icc_std`` / ``icc_quantiles`` over the scored
     captions; ``threshold`` adds ``kept_fraction``, the share of all captions a
     ``score >= threshold`` filter keeps (NaN rows are never kept).
@@ -66,7 +84,7 @@ def compute_icc(
     if aggregation is not None and aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
     scorer = with_batch_size(_scorer(model_id, device, dtype), batch_size)
-    scores = scorer.score(list(predictions), errors="nan")
+    scores = scorer.score(predictions, errors="nan")
     result: dict = {"icc_scores": scores.tolist(), "icc_model": scorer.model_id}
     if aggregation is not None:
         result.update(summarize(scores, aggregation))

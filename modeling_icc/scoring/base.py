@@ -8,7 +8,7 @@ from collections.abc import Iterable
 import numpy as np
 
 from .explanation import Explanation, occlusion_explanations
-from .inputs import ErrorMode, deduplicate, prepare_texts, scatter
+from .inputs import ErrorMode, caption_list, deduplicate, prepare_texts, scatter
 
 
 class ConcretenessScorer(ABC):
@@ -16,7 +16,8 @@ class ConcretenessScorer(ABC):
 
     ``score(texts)`` returns one float32 per caption, in input order, in [0, 1]
     (higher = more concrete). Blank captions give NaN; ``None`` or non-strings
-    raise ``TypeError`` unless ``errors="nan"``. Repeated captions are scored once
+    raise ``TypeError`` unless ``errors="nan"``; so does a container that is not an
+    ordered list of captions (a single string, bytes, a dict, a set). Repeated captions are scored once
     and share one score.
     """
 
@@ -46,6 +47,7 @@ class ConcretenessScorer(ABC):
 
     def explain_many(self, texts: list[str]) -> list[Explanation]:
         """Explanations of several captions, batched together."""
+        texts = caption_list(texts)
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")

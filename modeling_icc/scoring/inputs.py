@@ -1,13 +1,16 @@
 """Validation of caption inputs, shared by every scorer.
 
-The documented contract: ``None`` or a non-string item raises ``TypeError``
-naming its index (or becomes NaN with ``errors="nan"``); empty and
-whitespace-only captions score NaN, which every filter drops.
+The documented contract: the captions come in an ordered, one-dimensional
+container (list, tuple, NumPy array, pandas Series, Arrow array, generator);
+a single string, bytes, a mapping, a set or a table raises ``TypeError``.
+``None`` or a non-string item raises ``TypeError`` naming its index (or
+becomes NaN with ``errors="nan"``); empty and whitespace-only captions score
+NaN, which every filter drops.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Set
 from typing import Literal
 
 import numpy as np
@@ -23,9 +26,7 @@ def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple
     """
     if errors not in ("raise", "nan"):
         raise ValueError(f"errors must be 'raise' or 'nan', got {errors!r}")
-    if isinstance(texts, str):
-        raise TypeError("score() takes a list of captions, not a single string: wrap it as [text]")
-    items = list(texts)
+    items = caption_list(texts)
     mask = np.zeros(len(items), dtype=bool)
     valid: list[str] = []
     for index, item in enumerate(items):
@@ -40,6 +41,41 @@ def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple
             mask[index] = True
             valid.append(item)
     return valid, mask
+
+
+def caption_list(texts: object) -> list:
+    """``texts`` as a list, refusing containers whose items are not captions in a known order.
+
+    Each refusal names the container and what to pass instead: iterating a string or
+    bytes gives characters or integers, a mapping gives its keys, a set has no order
+    to put scores back in, and a table gives its column names.
+    """
+    if isinstance(texts, str):
+        raise TypeError("expected a list of captions, not a single string: wrap it as [text]")
+    if isinstance(texts, (bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"expected a list of str captions, got {type(texts).__name__}: decode it first, e.g. [data.decode('utf-8')]"
+        )
+    if isinstance(texts, Mapping):
+        raise TypeError(
+            f"expected a list of captions, got a mapping ({type(texts).__name__}): pass list(d.values()) "
+            "or list(d) to say which you mean"
+        )
+    if isinstance(texts, Set):
+        raise TypeError(
+            f"expected a list of captions, got a {type(texts).__name__}, which has no order to return scores in: "
+            "pass a list, e.g. sorted(captions)"
+        )
+    if getattr(texts, "ndim", 1) != 1:
+        raise TypeError(
+            f"expected a one-dimensional list of captions, got a {texts.ndim}-dimensional "
+            f"{type(texts).__name__}: pass one column, e.g. table['caption']"
+        )
+    if hasattr(texts, "to_pylist"):  # Arrow arrays: plain Python strings, not Arrow scalars
+        return texts.to_pylist()
+    if not isinstance(texts, Iterable):
+        raise TypeError(f"expected a list of captions, got {type(texts).__name__}")
+    return list(texts)
 
 
 def deduplicate(texts: list[str]) -> tuple[list[str], np.ndarray]:

@@ -12,6 +12,7 @@ from ..models.lite.model import LiteModel, default_lite_model
 from ..models.lite.text import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
+from .inputs import caption_list
 
 _DESCRIPTIONS = {feature.name: feature.description for feature in FEATURES}
 #: Features explained relative to their mean on the fitting data (so a typical value contributes ~0);
@@ -89,7 +90,7 @@ class LiteScorer(ConcretenessScorer):
         )
 
     def explain_many(self, texts: list[str]) -> list[Explanation]:
-        return [self.explain(text) for text in texts]
+        return [self.explain(text) for text in caption_list(texts)]
 
     @staticmethod
     def describe_feature(name: str) -> str:
