@@ -6,6 +6,7 @@ import os
 import datasets
 import numpy as np
 import pytest
+from precision import score_atol
 
 from modeling_icc import (
     ConcretenessScorer,
@@ -172,6 +173,42 @@ def test_misaligned_node_column_is_a_clear_error():
         filter_by_icc(data, column="nodes", level="node", threshold=0.5, node_columns=["kinds"], model="lite")
 
 
+def _empty_stream(features: datasets.Features) -> datasets.IterableDataset:
+    def no_rows():
+        yield from ()
+
+    return datasets.IterableDataset.from_generator(no_rows, features=features)
+
+
+@pytest.mark.parametrize("rule", [{"threshold": 0.5}, {"top_fraction": 0.5}, {"top_k": 3}])
+def test_an_empty_dataset_filters_to_an_empty_dataset_with_the_score_column(rule):
+    untyped = datasets.Dataset.from_dict({"caption": []})  # the reproduction: a "null" column
+    typed = datasets.Dataset.from_dict(
+        {"caption": []}, features=datasets.Features({"caption": datasets.Value("string")})
+    )
+    for empty in (untyped, typed, typed.with_format("numpy")):
+        kept = filter_by_icc(empty, model="lite", **rule)
+        assert kept.num_rows == 0 and kept.column_names == ["caption", "icc_score"]
+        assert kept.features["icc_score"] == datasets.Value("float32")
+    stream = filter_by_icc(_empty_stream(typed.features), model="lite", **rule)
+    assert list(stream) == [] and "icc_score" in stream.features
+
+    nodes = datasets.Dataset.from_dict({"caption": [["a dog", "a cat"]]}).select([])
+    assert filter_by_icc(nodes, model="lite", level="node", **rule).num_rows == 0
+    assert filter_by_icc(nodes, model="lite", aggregate="min", **rule).column_names[:2] == ["caption", "icc_score"]
+
+
+def test_scoring_an_empty_dataset_adds_the_score_columns():
+    empty = datasets.Dataset.from_dict({"caption": []})
+    assert add_icc_scores(empty, model="lite", raw_column="raw").features == datasets.Features(
+        {"caption": datasets.Value("null"), "icc_score": datasets.Value("float32"), "raw": datasets.Value("float32")}
+    )
+    nested = add_icc_scores(datasets.Dataset.from_dict({"caption": [["a dog"]]}).select([]), model="lite")
+    assert nested.column_names == ["caption", "icc_score", "icc_score_min", "icc_score_mean", "icc_score_max"]
+    stream = add_icc_scores(_empty_stream(datasets.Features({"caption": datasets.Value("string")})), model="lite")
+    assert list(stream) == [] and stream.features["icc_score"] == datasets.Value("float32")
+
+
 def test_user_errors():
     with pytest.raises(UserInputError, match="no column 'text'; available columns: uid, caption, clip"):
         add_icc_scores(pool(), column="text", model="lite")
@@ -228,8 +265,10 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
     scored = add_icc_scores(
         datasets.Dataset.from_dict({"caption": captions}), model=str(tiny_student_dir), num_proc=2, batch_size=4
     )
-    reference = load_scorer(tiny_student_dir, device="cpu").score(captions, errors="nan")
-    np.testing.assert_allclose(np.asarray(scored["icc_score"], dtype=float), reference, atol=1e-6, equal_nan=True)
+    scorer = load_scorer(tiny_student_dir, device="cpu")
+    reference = scorer.score(captions, errors="nan")
+    scores = np.asarray(scored["icc_score"], dtype=float)
+    np.testing.assert_allclose(scores, reference, atol=score_atol(scorer), equal_nan=True)
 
     events = [json.loads(line) for line in log.read_text().splitlines()]
     ranks_by_pid: dict[int, set] = {}

@@ -1,8 +1,11 @@
 """Keep rules and length-sorted batching."""
 
+import datasets
 import numpy as np
 import pytest
 
+from modeling_icc import filter_by_icc
+from modeling_icc.cli.main import main
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.scoring.batching import pad_rows, padded_width, plan_batches
 from modeling_icc.utils.errors import UserInputError
@@ -32,6 +35,50 @@ def test_top_fraction_counts_scored_rows_only():
 def test_invalid_rules_are_refused(kwargs):
     with pytest.raises(UserInputError):
         KeepRule(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"threshold": float("nan")}, UserInputError, "threshold must be a finite number, got nan"),
+        ({"threshold": float("inf")}, UserInputError, "threshold must be a finite number"),
+        ({"threshold": -float("inf")}, UserInputError, "threshold must be a finite number"),
+        ({"threshold": "0.5"}, TypeError, "threshold must be a number, got str '0.5'"),
+        ({"threshold": True}, TypeError, "threshold must be a number, got bool"),
+        ({"top_fraction": float("nan")}, UserInputError, "top_fraction must be a finite number"),
+        ({"top_fraction": -0.1}, UserInputError, r"top_fraction must be in \(0, 1\]"),
+        ({"top_fraction": "0.3"}, TypeError, "top_fraction must be a number"),
+        ({"top_k": 2.5}, TypeError, "top_k must be an integer, got float 2.5"),
+        ({"top_k": 3.0}, TypeError, "top_k must be an integer"),
+        ({"top_k": True}, TypeError, "top_k must be an integer, got bool"),
+        ({"top_k": "3"}, TypeError, "top_k must be an integer"),
+    ],
+)
+def test_rules_no_filter_can_mean_are_refused_with_a_clear_error(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        KeepRule(**kwargs)
+    pool = datasets.Dataset.from_dict({"caption": ["a dog on a beach", "the meaning of life"]})
+    with pytest.raises(error, match=message):  # before any scoring, in every engine that takes a rule
+        filter_by_icc(pool, model="lite", **kwargs)
+
+
+def test_rules_take_numpy_numbers_and_store_plain_python_ones():
+    assert KeepRule(threshold=np.float32(0.5)) == KeepRule(threshold=0.5)
+    assert type(KeepRule(threshold=np.float32(0.5)).threshold) is float
+    assert type(KeepRule(top_fraction=np.float64(0.3)).top_fraction) is float
+    assert type(KeepRule(top_k=np.int64(3)).top_k) is int
+    assert type(KeepRule(threshold=1).threshold) is float
+
+
+@pytest.mark.parametrize("value", ["nan", "inf"])
+def test_cli_filter_refuses_a_threshold_that_is_not_a_finite_number(value, tmp_path, capsys):
+    captions = tmp_path / "captions.txt"
+    captions.write_text("a dog on a beach\nthe meaning of life\n")
+    out = tmp_path / "kept.jsonl"
+    assert main(["filter", "--model", "lite", "-i", str(captions), "-o", str(out), "--threshold", value]) == 2
+    err = capsys.readouterr().err
+    assert "threshold must be a finite number" in err and "Traceback" not in err
+    assert not out.exists()
 
 
 def test_batches_respect_the_token_budget_and_cover_every_row():

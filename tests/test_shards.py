@@ -187,6 +187,48 @@ def test_resume_refuses_different_settings(tmp_path, capsys):
     assert "holds a run with different rule" in capsys.readouterr().err
 
 
+def test_a_run_that_saved_nothing_does_not_lock_its_settings(tmp_path, capsys):
+    write_parquet_pool(tmp_path / "in", n_shards=2, rows=5)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", tmp_path / "out"]
+    assert icc(*args, "--top-k", "3", "--column", "captoin") == 2
+    assert "no column 'captoin'" in capsys.readouterr().err
+    assert icc(*args, "--top-k", "3") == 0
+    assert icc(*args, "--top-k", "3") == 0  # and the corrected settings now bind the directory
+    assert icc(*args, "--top-k", "4") == 2
+    assert "holds a run with different rule" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "7"]])
+def test_an_output_deleted_after_the_job_finished_is_redone(tmp_path, rule, capsys):
+    write_parquet_pool(tmp_path / "in", n_shards=3, rows=10)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", *rule, "--output-dir", tmp_path / "out"]
+    assert icc(*args) == 0
+    reference = outputs(tmp_path / "out")
+    untouched = (tmp_path / "out" / "00000.parquet").stat().st_mtime_ns
+    (tmp_path / "out" / "00001.parquet").unlink()
+    (tmp_path / "out" / "00002.parquet").write_bytes(b"truncated")
+    capsys.readouterr()
+    assert icc(*args) == 0
+    assert "redone: 2 finished shard(s) whose output was missing or changed" in capsys.readouterr().err
+    assert outputs(tmp_path / "out") == reference
+    assert (tmp_path / "out" / "00000.parquet").stat().st_mtime_ns == untouched
+    summary = json.loads((tmp_path / "out" / "_summary.json").read_text())
+    assert summary["redone_missing_outputs"] == 2 and summary["shards"] == 3
+
+
+def test_output_dir_naming_an_existing_file_is_a_clear_error(tmp_path, capsys):
+    write_parquet_pool(tmp_path / "in", n_shards=1, rows=3)
+    (tmp_path / "taken").write_text("not a directory")
+    for output_dir, message in (
+        (tmp_path / "taken", "is an existing file; choose a directory"),
+        (tmp_path / "taken" / "sub", "cannot create the output directory"),
+    ):
+        assert icc("score", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", output_dir) == 2
+        err = capsys.readouterr().err
+        assert message in err and "Traceback" not in err
+    assert (tmp_path / "taken").read_text() == "not a directory"
+
+
 @pytest.mark.parametrize(
     ("extra", "message"),
     [

@@ -119,6 +119,10 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
         f"{summary['model']}" + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
         f"NaN (blank or non-text captions): {summary['nan']}",
     ]
+    if summary["redone_missing_outputs"]:
+        lines.append(
+            f"redone: {summary['redone_missing_outputs']} finished shard(s) whose output was missing or changed"
+        )
     if "datacomp_subset" in summary:
         subset = summary["datacomp_subset"]
         lines.append(f"DataComp subset: {subset['uids']} uids in {subset['path']}")

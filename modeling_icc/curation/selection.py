@@ -7,6 +7,7 @@ input order, so the same input always keeps the same rows.
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,7 +17,14 @@ from ..utils.errors import UserInputError
 
 @dataclass(frozen=True)
 class KeepRule:
-    """Exactly one of ``threshold`` (keep score >= t), ``top_fraction`` (0-1] or ``top_k``."""
+    """Exactly one of ``threshold`` (keep score >= t), ``top_fraction`` (0-1] or ``top_k``.
+
+    Validated on creation, so every engine and the CLI refuse the same bad rules:
+    ``threshold`` is a finite number (NaN or infinity would silently keep no row or
+    every row), ``top_fraction`` a number in (0, 1], ``top_k`` an integer >= 0. A wrong
+    type (a string, a bool) raises ``TypeError``; a wrong value ``UserInputError``.
+    Values are stored as plain ``float`` / ``int`` (NumPy scalars are accepted).
+    """
 
     threshold: float | None = None
     top_fraction: float | None = None
@@ -26,10 +34,19 @@ class KeepRule:
         given = [value is not None for value in (self.threshold, self.top_fraction, self.top_k)]
         if sum(given) != 1:
             raise UserInputError("give exactly one of threshold, top_fraction or top_k")
-        if self.top_fraction is not None and not 0.0 < self.top_fraction <= 1.0:
-            raise UserInputError(f"top_fraction must be in (0, 1], got {self.top_fraction}")
-        if self.top_k is not None and self.top_k < 0:
-            raise UserInputError(f"top_k must be >= 0, got {self.top_k}")
+        if self.threshold is not None:
+            object.__setattr__(self, "threshold", _finite_number("threshold", self.threshold))
+        if self.top_fraction is not None:
+            fraction = _finite_number("top_fraction", self.top_fraction)
+            if not 0.0 < fraction <= 1.0:
+                raise UserInputError(f"top_fraction must be in (0, 1], got {fraction:g}")
+            object.__setattr__(self, "top_fraction", fraction)
+        if self.top_k is not None:
+            if isinstance(self.top_k, bool) or not isinstance(self.top_k, numbers.Integral):
+                raise TypeError(f"top_k must be an integer, got {type(self.top_k).__name__} {self.top_k!r}")
+            if self.top_k < 0:
+                raise UserInputError(f"top_k must be >= 0, got {self.top_k}")
+            object.__setattr__(self, "top_k", int(self.top_k))
 
     @property
     def is_ranking(self) -> bool:
@@ -47,6 +64,15 @@ class KeepRule:
         if self.top_fraction is not None:
             return f"top {self.top_fraction:.1%} of scored rows"
         return f"top {self.top_k} rows"
+
+
+def _finite_number(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number, got {type(value).__name__} {value!r}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise UserInputError(f"{name} must be a finite number, got {number}")
+    return number
 
 
 def keep_mask(scores: np.ndarray, rule: KeepRule, ranking: np.ndarray | None = None) -> np.ndarray:

@@ -121,6 +121,11 @@ class _Scoring:
             return dataset.map(
                 function, batched=True, batch_size=self.batch_size, input_columns=[column], features=features
             )
+        if len(dataset) == 0:  # map() returns an empty Dataset as it is, without the new columns
+            for name, feature in features.items():
+                if name not in dataset.column_names:
+                    dataset = dataset.add_column(name, [], feature=feature)
+            return dataset
         return dataset.map(
             function,
             batched=True,

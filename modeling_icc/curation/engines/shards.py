@@ -9,12 +9,16 @@ Layout of an output directory::
     OUT/.icc-work/          raw scores for ranking rules and kept uids (small; safe to delete
                             once the summary exists)
 
-Re-running the same command resumes: shards with a stats file are skipped,
-anything else is redone from its input, so no row is lost or duplicated and
-every output keeps its input's row order. Top-k / top-fraction rank all shards
-together: a first phase scores every shard (saving raw scores), a second
-phase cuts exactly as :func:`~modeling_icc.curation.selection.keep_mask` would over the
-concatenated input (ties broken by shard order, then row order).
+Re-running the same command resumes: shards whose stats file and output (as
+recorded in the stats: same size) are both present are skipped, anything else is
+redone from its input (also an output deleted after the job finished), so no row is
+lost or duplicated and every output keeps its input's row order. The settings in
+``_run.json`` bind the directory only once some work is saved: a run that failed
+before finishing anything (a typo in ``--column``) does not block the corrected one.
+Top-k / top-fraction rank all shards together: a first phase scores every shard
+(saving raw scores), a second phase cuts exactly as
+:func:`~modeling_icc.curation.selection.keep_mask` would over the concatenated input
+(ties broken by shard order, then row order).
 """
 
 from __future__ import annotations
@@ -114,9 +118,12 @@ class Shard:
     raw_scores: Path
     kept_uids: Path
 
-    @property
-    def done(self) -> bool:
-        return self.stats.is_file()
+    def done(self, with_uids: bool = False) -> bool:
+        """Finished: stats written, and the output (and kept uids, ``with_uids``) still there as written."""
+        if not (self.stats.is_file() and self.output.is_file()) or (with_uids and not self.kept_uids.is_file()):
+            return False
+        recorded = json.loads(self.stats.read_text(encoding="utf-8")).get("output_bytes")
+        return recorded is None or recorded == self.output.stat().st_size
 
 
 @dataclass(frozen=True)
@@ -203,7 +210,9 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     with _locked(job.output_dir):
         _check_settings(job)
         _remove_partial_files(job.output_dir)
-        pending = [shard for shard in shards if not shard.done]
+        pending = [shard for shard in shards if not shard.done(with_uids=job.datacomp_subset is not None)]
+        # Shards finished by an earlier run whose output has gone since: they are redone, and reported.
+        lost = sum(shard.stats.is_file() for shard in pending)
         with (
             _progress_bars(len(shards), len(shards) - len(pending), job.progress) as progress,
             _TaskRunner(job, scorer, progress) as runner,
@@ -216,6 +225,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
                 tasks = _with_cuts(job, shards, pending)
             runner.run(tasks)
         summary = _summary(job, shards, time.perf_counter() - start)
+        summary["redone_missing_outputs"] = lost
         write_json(job.output_dir / SUMMARY_FILE, summary)
     return summary
 
@@ -334,6 +344,7 @@ def process_shard(
         "kept": len(table) if keep is None else int(keep.sum()),
         "nan": int(np.isnan(scores).sum()),
         "decode_errors": table.decode_errors,
+        "output_bytes": shard.output.stat().st_size,
         "model": model_id,
         "seconds": round(time.perf_counter() - start, 3),
     }
@@ -408,10 +419,14 @@ def _fingerprint(path: Path) -> dict[str, Any]:
 
 
 def _check_settings(job: ShardJob) -> None:
-    """Record the job's settings on first run; a re-run must use the same ones."""
+    """Record the job's settings; a re-run must use the same ones once some work is saved.
+
+    Settings recorded by runs that saved nothing (they failed on the first shard, or
+    were killed before finishing one) are simply replaced.
+    """
     path = job.output_dir / RUN_FILE
     settings = job.settings()
-    if path.is_file():
+    if path.is_file() and _holds_work(job.output_dir):
         previous = json.loads(path.read_text(encoding="utf-8"))
         changed = [key for key in settings if previous.get(key) != settings[key]]
         if changed:
@@ -421,6 +436,13 @@ def _check_settings(job: ShardJob) -> None:
             )
     else:
         write_json(path, settings)
+
+
+def _holds_work(output_dir: Path) -> bool:
+    """Whether a run saved anything here: a finished shard, a summary, or saved scores or uids."""
+    saved = [*output_dir.glob(f"*{STATS_SUFFIX}"), output_dir / SUMMARY_FILE]
+    work = output_dir / WORK_DIR
+    return any(path.is_file() for path in saved) or (work.is_dir() and any(work.iterdir()))
 
 
 def _remove_partial_files(output_dir: Path) -> None:
@@ -433,7 +455,12 @@ def _remove_partial_files(output_dir: Path) -> None:
 @contextmanager
 def _locked(output_dir: Path) -> Iterator[None]:
     """One job per output directory at a time (the OS drops the lock if the job dies)."""
-    output_dir.mkdir(parents=True, exist_ok=True)
+    if output_dir.exists() and not output_dir.is_dir():
+        raise UserInputError(f"the output directory {output_dir} is an existing file; choose a directory")
+    try:
+        output_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserInputError(f"cannot create the output directory {output_dir}: {error.strerror}") from None
     with (output_dir / LOCK_FILE).open("w") as handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
