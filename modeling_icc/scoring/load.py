@@ -9,10 +9,13 @@ from urllib.parse import urlparse
 
 import torch
 from huggingface_hub import constants as hf_constants
+from huggingface_hub.utils import HFValidationError, validate_repo_id
 from safetensors import SafetensorError
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from ..models.icc.modeling_icc import ICCForConcreteness
+from ..utils.checkpoints import require_complete, without_load_report
+from ..utils.errors import CheckpointError
 from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .lite import LiteScorer
@@ -21,14 +24,12 @@ from .neural import NeuralScorer
 #: The published ICC student (Yanuka et al., 2024): DistilRoBERTa regression.
 DEFAULT_MODEL_ID = "moranyanuka/icc"
 LITE_MODEL_ID = "lite"
+#: Weight files that need unpickling, which can run arbitrary code: never loaded.
+PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 
 
 class ModelNotAvailableError(OSError):
     """The requested checkpoint is neither on disk, in the HF cache, nor reachable."""
-
-
-class CheckpointError(ValueError):
-    """The checkpoint exists but cannot be read (corrupt or not an ICC/RoBERTa model)."""
 
 
 def _not_available_message(name: str, reason: str) -> str:
@@ -71,10 +72,13 @@ def load_scorer(
     resolved_device = resolve_device(device)
     resolved_dtype = resolve_dtype(dtype, resolved_device)
     local = Path(name).expanduser()
-    if local.exists() and not (local / "config.json").is_file():
-        raise ModelNotAvailableError(_not_available_message(name, f"{local} has no config.json"))
     if local.exists():
+        check_model_directory(local, name)
         model, tokenizer = _load_student(str(local), name, resolved_dtype, local_files_only=True)
+    elif not looks_like_hub_id(name):
+        raise ModelNotAvailableError(
+            f"Could not load the ICC model {name!r}: the local path {local.absolute()} does not exist"
+        )
     else:
         try:
             model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=True)
@@ -94,18 +98,69 @@ def load_scorer(
     )
 
 
+def looks_like_hub_id(name: str) -> bool:
+    """Whether ``name`` could be a Hub repository id (``org/name`` or ``name``), not a filesystem path."""
+    if name.startswith((".", "/", "~")) or "\\" in name:
+        return False
+    try:
+        validate_repo_id(name)
+    except HFValidationError:
+        return False
+    return True
+
+
+def check_model_directory(path: Path, name: str) -> None:
+    """Refuse, with what is wrong, a local path that cannot hold a student we would load.
+
+    A file or a folder without ``config.json`` is not a model; a folder whose only
+    weights are pickles (``pytorch_model.bin``) is refused because unpickling can run code.
+    """
+    if not path.is_dir():
+        raise ModelNotAvailableError(
+            f"Could not load the ICC model {name!r}: {path} is a file, not a model directory "
+            "(one with config.json, model.safetensors and the tokenizer files)"
+        )
+    if not (path / "config.json").is_file():
+        raise ModelNotAvailableError(
+            f"Could not load the ICC model {name!r}: the directory {path} has no config.json "
+            "(a model directory holds config.json, model.safetensors and the tokenizer files)"
+        )
+    if (path / "model.safetensors").is_file() or (path / "model.safetensors.index.json").is_file():
+        return
+    pickles = sorted({found.name for pattern in PICKLE_WEIGHT_PATTERNS for found in path.glob(pattern)})
+    if pickles:
+        raise CheckpointError(
+            f"The checkpoint {name!r} holds only pickle weights ({', '.join(pickles)}), which icc never loads: "
+            "unpickling a file can run arbitrary code. Convert it once, in an environment where you trust the "
+            f"file: `import modeling_icc, transformers; transformers.AutoModelForSequenceClassification"
+            f".from_pretrained({str(path)!r}, use_safetensors=False).save_pretrained({str(path)!r})` writes "
+            "model.safetensors (transformers < 5: add safe_serialization=True)"
+        )
+    raise CheckpointError(f"The checkpoint {name!r} has no weights: {path} holds no model.safetensors")
+
+
 def _load_student(
     source: str, name: str, dtype: torch.dtype, *, local_files_only: bool
 ) -> tuple[ICCForConcreteness, PreTrainedTokenizerBase]:
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, local_files_only=local_files_only)
-        model = ICCForConcreteness.from_pretrained(
-            source, dtype=dtype, use_safetensors=True, local_files_only=local_files_only
-        )
+        with without_load_report():
+            # Mismatched shapes are listed in loading_info (and refused below) instead of raised without names.
+            model, loading_info = ICCForConcreteness.from_pretrained(
+                source,
+                dtype=dtype,
+                use_safetensors=True,
+                local_files_only=local_files_only,
+                output_loading_info=True,
+                ignore_mismatched_sizes=True,
+            )
     except OSError as error:
+        if Path(source).is_dir():  # a local model directory with a file missing or unreadable
+            raise CheckpointError(f"The checkpoint {name!r} could not be read: {_first_line(error)}") from error
         raise ModelNotAvailableError(_not_available_message(name, _first_line(error))) from error
     except (ValueError, RuntimeError, KeyError, SafetensorError) as error:
         raise CheckpointError(f"The checkpoint {name!r} could not be read: {_first_line(error)}") from error
+    require_complete(name, loading_info)
     return model, tokenizer
 
 
