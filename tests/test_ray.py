@@ -93,3 +93,9 @@ def test_tie_break_column_keeps_exactly_k_rows_with_the_smallest_ids(local_ray):
     repeated = ray.data.from_arrow(table.set_column(0, "uid", pa.array(["same"] * len(uids))))
     with pytest.raises(UserInputError, match="unique"):
         icc_ray.filter_by_icc(repeated, top_k=k, model="lite", tie_break_column="uid")
+
+
+@pytest.mark.parametrize("rule", [{"threshold": 0.5}, {"top_k": 3}, {"top_fraction": 0.5}])
+def test_an_empty_dataset_filters_to_an_empty_dataset(local_ray, rule):
+    empty = ray.data.from_arrow(pa.table({"caption": pa.array([], pa.string())}))
+    assert icc_ray.filter_by_icc(empty, model="lite", **rule).take_all() == []

@@ -198,7 +198,10 @@ def _global_cuts(
     scored: ray.data.Dataset, plan: FilterPlan, tie_break_column: str | None
 ) -> tuple[GlobalCut | None, GlobalCut | None]:
     """Where each ranking rule cuts, over the whole dataset (ICC, CLIP)."""
-    needed = [name for name in scored.schema().names if name in plan.mask_columns or name == tie_break_column]
+    schema = scored.schema()
+    if schema is None:  # Ray knows no schema only when there are no rows: nothing to rank or keep
+        return None, None
+    needed = [name for name in schema.names if name in plan.mask_columns or name == tie_break_column]
     batches = list(scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None))
     table = pa.concat_tables(batches) if batches else pa.table({name: pa.array([], pa.float32()) for name in needed})
     columns = {name: table.column(name) for name in table.column_names}
