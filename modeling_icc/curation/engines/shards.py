@@ -43,7 +43,7 @@ from ...utils.provenance import environment, write_json
 from ..columns import score_flat, to_float_array
 from ..io import datacomp
 from ..io.tables import TEXT_COLUMN, atomic_output, infer_format, read_table, write_table
-from ..selection import KeepRule, RankCut, keep_mask, rank_cuts
+from ..selection import KeepRule, RankCut, piece_mask, rank_cuts
 from .workers import device_for_rank, threads_per_worker
 
 RUN_FILE = "_run.json"
@@ -317,9 +317,9 @@ def process_shard(
     scores = np.clip(raw, 0.0, 1.0)
     keep = None
     if job.rule is not None:
-        keep = _rule_mask(job.rule, task.icc_cut, scores, raw)
+        keep = piece_mask(job.rule, scores, raw, task.icc_cut)
         if job.clip_rule is not None:
-            keep &= _rule_mask(job.clip_rule, task.clip_cut, clip_values, clip_values)
+            keep &= piece_mask(job.clip_rule, clip_values, clip_values, task.clip_cut)
     model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.model
     columns = {"icc_score": scores, "icc_model": [model_id] * len(scores)}
     write_table(table, shard.output, shard.output_format, columns, keep=keep)
@@ -347,10 +347,6 @@ def _score_captions(scorer: ConcretenessScorer, captions: list[Any], report: Cal
         raw[start : start + len(part)] = score_flat(scorer, part)
         report(len(part))
     return raw
-
-
-def _rule_mask(rule: KeepRule, cut: RankCut | None, scores: np.ndarray, ranking: np.ndarray) -> np.ndarray:
-    return cut.mask(ranking) if rule.is_ranking else keep_mask(scores, rule)
 
 
 def _kept(values: list[Any], keep: np.ndarray | None) -> list[Any]:
