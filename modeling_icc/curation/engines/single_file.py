@@ -27,7 +27,6 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager, nullcontext
 from dataclasses import dataclass, field
-from itertools import chain
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -149,7 +148,7 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
         if job.ranking:
             pieces = _first_pass(job, scorer, chunks, read, progress)
         else:
-            pieces = ((chunk, _score(scorer, chunk, progress), None, None) for chunk in chunks)
+            pieces = _scored(scorer, chunks, progress)
         stream = stack.enter_context(atomic_output(job.output)) if isinstance(job.output, Path) else job.output
         writer = stack.enter_context(open_writer(stream, job.output_format, fields))
         uid_parts = []
@@ -162,6 +161,7 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
             if job.datacomp_subset is not None:
                 uid_parts.append(datacomp.uids_to_array(chunk.values(job.uid_column)[row] for row in rows))
             _account(result, job, chunk, scores, keep)
+            del chunk, raw, keep, scores, rows  # only one chunk is held while the next is read
     if job.datacomp_subset is not None:
         uids, _ = datacomp.subset_array(uid_parts)
         datacomp.save_subset(job.datacomp_subset, uids)
@@ -189,7 +189,14 @@ def _open_input(
     _check_columns(job, fields.names if fields else first.fieldnames, first)
     if not isinstance(job.output, Path) and job.output_format in ("parquet", "tar"):
         raise UserInputError(f"{job.output_format} output needs a file (--output FILE), not stdout")
-    return read, fields, chain([first], chunks)
+    return read, fields, _starting_with(first, chunks)
+
+
+def _starting_with(first: CaptionTable, rest: Iterator[CaptionTable]) -> Iterator[CaptionTable]:
+    """``first``, then ``rest``; unlike ``itertools.chain``, ``first`` is not kept to the end."""
+    yield first
+    del first
+    yield from rest
 
 
 Piece = tuple[CaptionTable, np.ndarray, RankCut | None, RankCut | None]
@@ -208,13 +215,21 @@ def _first_pass(
         raw_parts.append(_score(scorer, chunk, progress))
         if job.clip_rule is not None and job.clip_rule.is_ranking:
             clip_parts.append(_clip_values(job, chunk))
+        del chunk
     n = len(raw_parts)
     icc_cuts = rank_cuts(raw_parts, job.rule) if job.rule.is_ranking else [None] * n
     clip_cuts = rank_cuts(clip_parts, job.clip_rule) if clip_parts else [None] * n
-    for chunk, raw, icc_cut, clip_cut in zip(read(), raw_parts, icc_cuts, clip_cuts, strict=False):
-        if len(chunk) != len(raw):
+    for index, chunk in enumerate(read()):
+        if index >= n or len(chunk) != len(raw_parts[index]):
             raise UserInputError("the input changed while it was read; run the command again")
-        yield chunk, raw, icc_cut, clip_cut
+        yield chunk, raw_parts[index], icc_cuts[index], clip_cuts[index]
+        del chunk
+
+
+def _scored(scorer: ConcretenessScorer, chunks: Iterator[CaptionTable], progress: Any) -> Iterator[Piece]:
+    for chunk in chunks:
+        yield chunk, _score(scorer, chunk, progress), None, None
+        del chunk
 
 
 def _keep(

@@ -1,8 +1,8 @@
 """Caption tables read in chunks of rows, so that a job's memory does not grow with its input.
 
-Every format streams: text formats line by line, Parquet by record batches (one row
-group at a time is decoded, so a row group bounds the memory), webdataset tars sample
-by sample (text members only). Every other column is carried through unchanged: CSV
+Every format streams: text formats line by line, Parquet one row group at a time (so
+the file's row group size bounds the memory), webdataset tars sample by sample (text
+members only). Every other column is carried through unchanged: CSV
 cells stay text, JSON objects keep their fields, Parquet keeps its Arrow schema.
 """
 
@@ -100,6 +100,8 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
             if path is None:
                 raise UserInputError("webdataset tar input must be a file, not a stream")
             chunks = _tar_tables(path, column, rows)
+        elif fmt == "parquet":  # Arrow reads files itself
+            chunks = _parquet_tables(path or source, column, rows, name)
         else:
             stream = stack.enter_context(path.open("rb")) if path is not None else source
             if fmt in TEXT_FORMATS:
@@ -112,6 +114,7 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
                 raise UserInputError(missing_column_message(table.column, table.fieldnames, name))
             first = False
             yield table
+            del table  # not held while the next one is read
 
 
 def read_table(source: Source, fmt: str, column: str = TEXT_COLUMN) -> CaptionTable:
@@ -295,28 +298,26 @@ def _tsv_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Itera
         yield table
 
 
-def _parquet_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
+def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
+    """One row group at a time (``iter_batches`` held the whole file in memory), sliced into tables."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    if not stream.seekable():  # a pipe: Parquet's footer is at the end
-        stream = pa.BufferReader(stream.read())
+    if not isinstance(source, Path) and not source.seekable():  # a pipe: Parquet's footer is at the end
+        source = pa.BufferReader(source.read())
     try:
-        parquet = pq.ParquetFile(stream)
-        schema = parquet.schema_arrow
-        batches = parquet.iter_batches(batch_size=rows)
+        parquet = pq.ParquetFile(source)
+        groups = (parquet.read_row_group(index) for index in range(parquet.num_row_groups))
         empty = True
-        while True:
-            batch = next(batches, None)
-            if batch is None:
-                break
-            empty = False
-            table = pa.Table.from_batches([batch], schema=schema)
-            yield _arrow_table(table, column)
+        for group in groups:
+            for start in range(0, group.num_rows, rows):
+                empty = False
+                yield _arrow_table(group.slice(start, rows), column)
+            del group
     except (pa.ArrowInvalid, OSError) as error:
         raise UserInputError(f"{name}: not a readable Parquet file ({error})") from None
     if empty:
-        yield _arrow_table(schema.empty_table(), column)
+        yield _arrow_table(parquet.schema_arrow.empty_table(), column)
 
 
 def _arrow_table(table: pa.Table, column: str) -> CaptionTable:
@@ -345,5 +346,4 @@ _READERS = {
     "jsonl": _jsonl_tables,
     "csv": _csv_tables,
     "tsv": _tsv_tables,
-    "parquet": _parquet_tables,
 }
