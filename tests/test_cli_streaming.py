@@ -128,7 +128,10 @@ def tied_pool(tmp_path) -> tuple[Path, list[str], np.ndarray]:
     clip = np.random.default_rng(0).integers(0, 5, len(captions)).astype(float)  # ties in the CLIP rule too
     path = tmp_path / "pool.jsonl"
     path.write_text(
-        "".join(json.dumps({"id": i, "caption": c, "clip": v}) + "\n" for i, (c, v) in enumerate(zip(captions, clip)))
+        "".join(
+            json.dumps({"id": i, "caption": c, "clip": v}) + "\n"
+            for i, (c, v) in enumerate(zip(captions, clip, strict=False))
+        )
     )
     return path, captions, clip
 
@@ -171,8 +174,20 @@ def test_chunks_keep_order_and_scores(tied_pool, tmp_path):
 def test_stdin_with_a_ranking_rule_is_read_twice_from_a_copy(tied_pool):
     path, captions, _ = tied_pool
     result = subprocess.run(
-        [sys.executable, "-m", "modeling_icc", "filter", "--model", "lite", "-i", "-", "--format", "jsonl"]
-        + ["--top-fraction", "0.25"],
+        [
+            sys.executable,
+            "-m",
+            "modeling_icc",
+            "filter",
+            "--model",
+            "lite",
+            "-i",
+            "-",
+            "--format",
+            "jsonl",
+            "--top-fraction",
+            "0.25",
+        ],
         input=path.read_bytes(),
         capture_output=True,
         check=True,

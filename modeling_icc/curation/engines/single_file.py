@@ -145,10 +145,7 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
         start = time.perf_counter()
         result = FileJobResult(scorer.model_id)
         progress = stack.enter_context(_progress_bar(job.progress))
-        if job.ranking:
-            pieces = _first_pass(job, scorer, chunks, read, progress)
-        else:
-            pieces = _scored(scorer, chunks, progress)
+        pieces = _first_pass(job, scorer, chunks, read, progress) if job.ranking else _scored(scorer, chunks, progress)
         stream = stack.enter_context(atomic_output(job.output)) if isinstance(job.output, Path) else job.output
         writer = stack.enter_context(open_writer(stream, job.output_format, fields))
         uid_parts = []
