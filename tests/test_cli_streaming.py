@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from modeling_icc import ConcretenessScorer, LiteScorer
+from modeling_icc import ConcretenessScorer, LiteScorer, load_scorer
 from modeling_icc.cli import common
 from modeling_icc.cli.main import main
 from modeling_icc.curation.engines.single_file import FileJob, ScoreStats, run_file_job
@@ -207,3 +207,16 @@ def test_score_quantiles_match_numpy():
     np.testing.assert_allclose(stats.quantiles(qs), np.nanquantile(scores, qs), atol=1e-5)
     assert stats.rows == len(scores) and stats.nan == np.isnan(scores).sum()
     assert ScoreStats().quantiles(qs) is None
+
+
+def test_a_neural_student_scores_a_file(tiny_student_dir, tied_pool, tmp_path):
+    path, captions, _ = tied_pool
+    out = tmp_path / "scored.jsonl"
+    args = ["--model", str(tiny_student_dir), "--dtype", "float32", "--device", "cpu", "-i", str(path), "-o", str(out)]
+    assert main(["score", *args]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["id"] for row in rows] == list(range(len(captions)))
+    assert {row["icc_model"] for row in rows} == {str(tiny_student_dir)}
+    expected = load_scorer(tiny_student_dir, device="cpu", dtype="float32").score(captions, errors="nan")
+    got = np.array([np.nan if row["icc_score"] is None else row["icc_score"] for row in rows])
+    np.testing.assert_allclose(got, expected, atol=1e-5)

@@ -156,7 +156,7 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
             writer.write(chunk, {"icc_score": scores, "icc_model": [scorer.model_id] * len(chunk)}, rows)
             stream.flush()
             if job.datacomp_subset is not None:
-                uid_parts.append(datacomp.uids_to_array(chunk.values(job.uid_column)[row] for row in rows))
+                uid_parts.append(_kept_uids(job, chunk, rows))
             _account(result, job, chunk, scores, keep)
             del chunk, raw, keep, scores, rows  # only one chunk is held while the next is read
     if job.datacomp_subset is not None:
@@ -239,6 +239,11 @@ def _keep(
         values = _clip_values(job, chunk)
         keep &= piece_mask(job.clip_rule, values, values, clip_cut)
     return keep
+
+
+def _kept_uids(job: FileJob, chunk: CaptionTable, rows: np.ndarray) -> np.ndarray:
+    uids = chunk.values(job.uid_column)
+    return datacomp.uids_to_array(uids[row] for row in rows)
 
 
 def _clip_values(job: FileJob, chunk: CaptionTable) -> np.ndarray:

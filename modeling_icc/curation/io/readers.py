@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
 from . import webdataset as webdataset_tar
-from .formats import TEXT_COLUMN, TEXT_FORMATS, check_input_file, missing_column_message, sniff_binary
+from .formats import TEXT_COLUMN, check_input_file, missing_column_message, sniff_binary
 from .text import LineDecoder, raw_lines, strip_line_end
 
 if TYPE_CHECKING:
@@ -102,11 +102,11 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
             chunks = _tar_tables(path, column, rows)
         elif fmt == "parquet":  # Arrow reads files itself
             chunks = _parquet_tables(path or source, column, rows, name)
-        else:
+        elif fmt in _TEXT_READERS:
             stream = stack.enter_context(path.open("rb")) if path is not None else source
-            if fmt in TEXT_FORMATS:
-                stream = _check_text(_peekable(stream), fmt, name)
-            chunks = _READERS[fmt](stream, column, rows, name)
+            chunks = _TEXT_READERS[fmt](_check_text(_peekable(stream), fmt, name), column, rows, name)
+        else:
+            raise UserInputError(f"unknown format {fmt!r}")
         first = True
         for table in chunks:
             table.source = path
@@ -167,10 +167,7 @@ def records_to_arrow(records: list[dict[str, Any]], names: list[str], schema: pa
     try:
         return pa.Table.from_pydict(columns, schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-        raise UserInputError(
-            f"a column holds values of different types, which Parquet cannot store ({error}); "
-            "write JSONL or CSV output instead"
-        ) from None
+        raise _mixed_types(error) from None
 
 
 def _unify(schemas: list[pa.Schema]) -> pa.Schema:
@@ -179,10 +176,14 @@ def _unify(schemas: list[pa.Schema]) -> pa.Schema:
     try:
         return pa.unify_schemas(schemas, promote_options="permissive")
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-        raise UserInputError(
-            f"a column holds values of different types, which Parquet cannot store ({error}); "
-            "write JSONL or CSV output instead"
-        ) from None
+        raise _mixed_types(error) from None
+
+
+def _mixed_types(error: Exception) -> UserInputError:
+    return UserInputError(
+        f"a column holds values of different types, which Parquet cannot store ({error}); "
+        "write JSONL or CSV output instead"
+    )
 
 
 def _peekable(stream: BinaryIO) -> BinaryIO:
@@ -341,7 +342,7 @@ def _tar_tables(path: Path, column: str, rows: int) -> Iterator[CaptionTable]:
         raise UserInputError(f"{path}: not a readable tar file ({error})") from None
 
 
-_READERS = {
+_TEXT_READERS = {
     "txt": _txt_tables,
     "jsonl": _jsonl_tables,
     "csv": _csv_tables,

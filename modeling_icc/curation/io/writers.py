@@ -23,6 +23,7 @@ import json
 import os
 import stat
 import tempfile
+from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -42,7 +43,7 @@ NewColumns = dict[str, Sequence[Any]]
 _TEMP_MARK = ".icc-"
 
 
-class TableWriter:
+class TableWriter(ABC):
     """Writes chunks of one table in one format to a binary stream; ``close()`` (or leaving a
     ``with`` block) ends the format and leaves the stream open.
 
@@ -57,9 +58,9 @@ class TableWriter:
         #: Columns whose binary values were written as base64 text.
         self.base64_columns: dict[str, None] = {}
 
+    @abstractmethod
     def write(self, table: CaptionTable, new_columns: NewColumns, rows: np.ndarray) -> None:
         """Write the rows at positions ``rows`` of ``table``, each with its values of ``new_columns``."""
-        raise NotImplementedError
 
     def close(self) -> None:
         self.stream.flush()
