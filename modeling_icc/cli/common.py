@@ -179,7 +179,8 @@ def file_job(args: argparse.Namespace, table: CaptionTable | None = None, **opti
     return FileJob(source, fmt, output, out_fmt, column=args.column, progress=args.progress, **options)
 
 
-def run_file_job(args: argparse.Namespace, job: FileJob) -> FileJobResult:
+def run_single_file(args: argparse.Namespace, job: FileJob) -> FileJobResult:
+    """Run ``job``, loading the model once the input is checked."""
     from ..curation.engines.single_file import run_file_job as run
 
     return run(job, lambda: open_scorer(args))

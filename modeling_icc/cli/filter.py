@@ -16,8 +16,8 @@ from .common import (
     file_job,
     print_summary,
     require_positive,
-    run_file_job,
     run_sharded,
+    run_single_file,
 )
 
 EXAMPLES = """examples:
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
         datacomp_subset=subset,
         show=args.show,
     )
-    result = run_file_job(args, job)
+    result = run_single_file(args, job)
     if args.output and args.output != "-":
         print(f"icc: wrote {result.kept} kept rows to {args.output}", file=sys.stderr)
     if subset is not None:

@@ -17,8 +17,8 @@ from .common import (
     open_scorer,
     print_summary,
     require_positive,
-    run_file_job,
     run_sharded,
+    run_single_file,
 )
 
 EXAMPLES = """examples:
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         if sys.stdin.isatty():
             raise UserInputError("nothing to score: pass captions, --input FILE, or pipe text into --input -")
         args.input = ["-"]
-    result = run_file_job(args, file_job(args))
+    result = run_single_file(args, file_job(args))
     if args.output and args.output != "-":
         print(f"icc: wrote {result.rows} rows to {args.output}", file=sys.stderr)
     print_summary(result)
@@ -84,7 +84,7 @@ def score_arguments(args: argparse.Namespace) -> int:
         print_score_table(texts, scorer.score(texts, errors="nan"), title=f"ICC scores ({scorer.model_id})")
         return 0
     table = CaptionTable("txt", TEXT_COLUMN, texts, records=[{TEXT_COLUMN: t} for t in texts], fieldnames=[TEXT_COLUMN])
-    result = run_file_job(args, file_job(args, table))
+    result = run_single_file(args, file_job(args, table))
     if args.output and args.output != "-":
         print(f"icc: wrote {result.rows} rows to {args.output}", file=sys.stderr)
     return 0

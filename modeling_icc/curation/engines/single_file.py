@@ -185,7 +185,9 @@ def _open_input(
     first = next(chunks)
     _check_columns(job, fields.names if fields else first.fieldnames, first)
     if not isinstance(job.output, Path) and job.output_format in ("parquet", "tar"):
-        raise UserInputError(f"{job.output_format} output needs a file (--output FILE), not stdout")
+        raise UserInputError(
+            f"{job.output_format} output needs a file (--output FILE), not stdout; or pass another --output-format"
+        )
     return read, fields, _starting_with(first, chunks)
 
 
