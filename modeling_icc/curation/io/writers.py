@@ -25,7 +25,7 @@ import stat
 import tempfile
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -255,7 +255,8 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
     lock = os.dup(handle)  # the lock lasts until after the rename, past the stream's close
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        with suppress(OSError):  # a file system without locks: then no run can remove it either
+            fcntl.flock(lock, fcntl.LOCK_EX)
         with os.fdopen(handle, "wb") as stream:
             yield stream
         os.chmod(temp_name, 0o666 & ~_current_umask())  # mkstemp makes 0600; outputs get normal permissions
@@ -267,17 +268,16 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
         os.close(lock)
 
 
-def remove_stale_temp_files(path: str | os.PathLike) -> list[Path]:
+def remove_stale_temp_files(path: str | os.PathLike) -> None:
     """Remove the temporary files of :func:`atomic_output` for ``path`` whose writer is gone.
 
     Only regular files named as ours are considered, and only those whose lock can
     be taken (a running writer holds it), so a concurrent job's file is never touched.
     """
     path = Path(path)
-    removed = []
     for temp in path.parent.glob(f".{glob.escape(path.name)}{_TEMP_MARK}*.tmp"):
         try:
-            handle = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW)
+            handle = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             continue
         try:
@@ -285,12 +285,10 @@ def remove_stale_temp_files(path: str | os.PathLike) -> list[Path]:
                 continue
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
             temp.unlink()
-            removed.append(temp)
         except OSError:  # locked by a running writer, or already gone
             continue
         finally:
             os.close(handle)
-    return removed
 
 
 def _current_umask() -> int:
