@@ -6,7 +6,8 @@ written to a temporary name and renamed when complete; stdout gets each chunk as
 it is scored. What is held for the whole input is small and stated here:
 
 - top-k / top-fraction rules: one ranking value per row (the raw ICC score, 4 bytes;
-  a CLIP column's value, 8 bytes). A first pass scores every chunk and keeps only these,
+  a CLIP column's value, 8 bytes; about 17 bytes more per row while the cut is made).
+  A first pass scores every chunk and keeps only these,
   the cut is made with the sharded jobs' :func:`~modeling_icc.curation.selection.rank_cuts`
   (the same rows as one ``keep_mask`` over the whole input, ties by input order), and a
   second pass re-reads the input and writes the kept rows with the saved scores;
@@ -14,8 +15,8 @@ it is scored. What is held for the whole input is small and stated here:
 - JSONL or tar input written as CSV, TSV or Parquet: a first pass collects every field
   name (and one Arrow schema), since a header must name them all.
 
-A second pass needs to read the input again, so stdin is then first copied to a
-temporary file.
+A second pass reads the input again, so stdin is then first copied to a temporary file
+(as is Parquet from stdin: its footer comes last).
 """
 
 from __future__ import annotations

@@ -23,8 +23,6 @@ _EXTENSIONS = {
 }
 #: Column name used for captions read from plain text (one per line).
 TEXT_COLUMN = "caption"
-#: Formats that are text, one record per line (or CSV record).
-TEXT_FORMATS = frozenset({"txt", "jsonl", "csv", "tsv"})
 #: Formats whose rows may each carry different fields (a first pass collects them all).
 VARYING_FIELDS = frozenset({"jsonl", "tar"})
 #: Column names shown in an error message, at most.

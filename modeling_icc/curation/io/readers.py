@@ -119,10 +119,10 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
 
 def read_table(source: Source, fmt: str, column: str = TEXT_COLUMN) -> CaptionTable:
     """The whole of ``source`` as one table (for inputs known to fit in memory, e.g. one shard)."""
-    return concat_tables(list(iter_tables(source, fmt, column)))
+    return _concat(list(iter_tables(source, fmt, column)))
 
 
-def concat_tables(tables: list[CaptionTable]) -> CaptionTable:
+def _concat(tables: list[CaptionTable]) -> CaptionTable:
     first = tables[0]
     whole = CaptionTable(
         first.fmt,

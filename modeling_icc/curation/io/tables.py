@@ -7,18 +7,7 @@ and lone surrogates become U+FFFD and are counted (:mod:`.text`).
 """
 
 from .formats import FORMATS, TEXT_COLUMN, infer_format
-from .readers import CHUNK_ROWS, CaptionTable, iter_tables, read_table
-from .writers import atomic_output, open_writer, write_table
+from .readers import CaptionTable, read_table
+from .writers import atomic_output, write_table
 
-__all__ = [
-    "CHUNK_ROWS",
-    "FORMATS",
-    "TEXT_COLUMN",
-    "CaptionTable",
-    "atomic_output",
-    "infer_format",
-    "iter_tables",
-    "open_writer",
-    "read_table",
-    "write_table",
-]
+__all__ = ["FORMATS", "TEXT_COLUMN", "CaptionTable", "atomic_output", "infer_format", "read_table", "write_table"]
