@@ -179,6 +179,10 @@ def test_datacomp_subset_without_uid_column_fails_before_any_output(tmp_path, ca
     assert icc("filter", "--model", "lite", *args, tmp_path / "subset.txt") == 2
     one_line_error(capsys.readouterr().err, "must end in .npy")
     assert not out.exists()
+    sharded = ("-i", source, "--output-dir", tmp_path / "kept", "--threshold", "0.5", "--datacomp-subset", subset)
+    assert icc("filter", "--model", "lite", *sharded) == 2
+    one_line_error(capsys.readouterr().err, "no column 'uid'")
+    assert not (tmp_path / "kept" / "pool.jsonl").exists() and not subset.exists()
 
 
 def _writer_process(out: Path, then: str) -> tuple[Path, subprocess.Popen]:

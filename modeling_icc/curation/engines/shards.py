@@ -300,6 +300,7 @@ def process_shard(
     shard = task.shard
     start = time.perf_counter()
     table = read_table(shard.input, shard.input_format, column=job.column)
+    uid_values = table.values(job.uid_column) if job.datacomp_subset is not None else None  # checked before scoring
     if shard.raw_scores.is_file():
         with np.load(shard.raw_scores, allow_pickle=False) as saved:
             raw = saved["icc_raw"]
@@ -324,7 +325,7 @@ def process_shard(
     columns = {"icc_score": scores, "icc_model": [model_id] * len(scores)}
     write_table(table, shard.output, shard.output_format, columns, keep=keep)
     if job.datacomp_subset is not None:
-        uids = datacomp.uids_to_array(_kept(table.values(job.uid_column), keep))
+        uids = datacomp.uids_to_array(_kept(uid_values, keep))
         with atomic_output(shard.kept_uids) as stream:
             np.save(stream, uids, allow_pickle=False)
     stats = {
