@@ -1,34 +1,33 @@
 """icc: Image Caption Concreteness for Hugging Face.
 
-Importing this package registers the student with ``AutoConfig``, ``AutoModel``
-and ``AutoModelForSequenceClassification`` (``model_type="icc"``), so saved
-students load through the Auto classes without ``trust_remote_code``.
+Public names are imported on first use (PEP 562), so ``import modeling_icc`` and the
+``icc`` command start in a fraction of a second: torch and transformers are imported
+only by the code that needs them. The student is registered with ``AutoConfig``,
+``AutoModel`` and ``AutoModelForSequenceClassification`` (``model_type="icc"``) as soon
+as ``transformers`` is imported, before or after this package, so saved students load
+through the Auto classes without ``trust_remote_code``.
 """
 
-from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
+from importlib import import_module
 
-from .curation.selection import KeepRule
-from .hub.measurement import metric_path
-from .models.icc.configuration_icc import ICCConfig
-from .models.icc.modeling_icc import ICCForConcreteness, ICCOutput
-from .scoring.base import ConcretenessScorer
-from .scoring.inputs import prepare_texts
-from .scoring.lite import LiteScorer
-from .scoring.load import DEFAULT_MODEL_ID, ModelNotAvailableError, load_scorer
-from .scoring.neural import NeuralScorer
+from .utils.after_import import when_imported
 from .utils.lazy_exports import lazy_getattr
 from .version import DISTRIBUTION, __version__
 
-AutoConfig.register(ICCConfig.model_type, ICCConfig, exist_ok=True)
-AutoModel.register(ICCConfig, ICCForConcreteness, exist_ok=True)
-AutoModelForSequenceClassification.register(ICCConfig, ICCForConcreteness, exist_ok=True)
-ICCConfig.register_for_auto_class()
-ICCForConcreteness.register_for_auto_class("AutoModel")
-
-#: Names imported on first use, so that ``import modeling_icc`` (and the ``icc`` command)
-#: stays light: the teachers and pipeline need the ``[teachers]`` extra, and the
-#: ``datasets`` helpers import ``datasets`` (about 1.5 s).
+#: Public name -> the submodule that defines it, imported on first use.
 _LAZY_NAMES = {
+    "ICCConfig": "models.icc",
+    "ICCForConcreteness": "models.icc",
+    "ICCOutput": "models.icc",
+    "KeepRule": "curation.selection",
+    "ConcretenessScorer": "scoring.base",
+    "prepare_texts": "scoring.inputs",
+    "LiteScorer": "scoring.lite",
+    "NeuralScorer": "scoring.neural",
+    "DEFAULT_MODEL_ID": "scoring.load",
+    "ModelNotAvailableError": "scoring.load",
+    "load_scorer": "scoring.load",
+    "metric_path": "hub.measurement",
     "add_icc_scores": "curation.engines.datasets",
     "filter_by_icc": "curation.engines.datasets",
     "SBAConfig": "teachers",
@@ -44,20 +43,6 @@ _LAZY_NAMES = {
 
 __getattr__ = lazy_getattr(__name__, _LAZY_NAMES)
 
-__all__ = [
-    "DEFAULT_MODEL_ID",
-    "DISTRIBUTION",
-    "ConcretenessScorer",
-    "ICCConfig",
-    "ICCForConcreteness",
-    "ICCOutput",
-    "KeepRule",
-    "LiteScorer",
-    "ModelNotAvailableError",
-    "NeuralScorer",
-    "load_scorer",
-    "metric_path",
-    "__version__",
-    "prepare_texts",
-    *_LAZY_NAMES,
-]
+when_imported("transformers", lambda: import_module(".models.icc", __name__))
+
+__all__ = ["DISTRIBUTION", "__version__", *_LAZY_NAMES]

@@ -109,7 +109,9 @@ def test_non_utf8_lines_are_replaced_and_counted(tmp_path, capsys):
     assert run_cli("score", "--model", "lite", "-i", source, "-o", out) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 3 and "\ufffd" in rows[1]["caption"]
-    assert "non-UTF-8 lines decoded with replacement characters: 1" in capsys.readouterr().err
+    assert "lines with invalid text (non-UTF-8 bytes or lone surrogates), replaced with U+FFFD: 1" in (
+        capsys.readouterr().err
+    )
 
 
 @pytest.mark.parametrize(

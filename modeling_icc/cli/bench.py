@@ -23,17 +23,14 @@ outputs: DIR/NAME.json (every number with n, scorer id, versions), DIR/NAME.md (
 """
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "bench",
-        help="benchmark scorers against human concreteness ratings (captions, words, nouns, phrases)",
-        description="Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
         "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
         "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
-        "held-out fifth of the norms.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "held-out fifth of the norms."
     )
+    parser.epilog = EXAMPLES
     parser.add_argument("--scorers", default=",".join(DEFAULT_SCORERS), help="comma-separated scorer specs")
     parser.add_argument(
         "--benchmarks", default=",".join(BENCHMARK_NAMES), help=f"comma-separated, from {', '.join(BENCHMARK_NAMES)}"

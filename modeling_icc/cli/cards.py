@@ -32,14 +32,9 @@ OUTPUT_DIR/{BENCHMARK_DATASET_NAME}/README.md (always; with a results table when
 """
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "cards",
-        help="generate the model and dataset cards from bench results and provenance",
-        description="Generate Hub cards from `icc bench` results, the distillation provenance and the data.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = "Generate Hub cards from `icc bench` results, the distillation provenance and the data."
+    parser.epilog = EXAMPLES
     parser.add_argument("--namespace", required=True, help="Hub user or organization the repositories live under")
     parser.add_argument("--bench-results", help="results JSON written by `icc bench`")
     parser.add_argument(

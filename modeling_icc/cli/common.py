@@ -1,22 +1,26 @@
-"""Options and steps shared by the ``icc`` subcommands."""
+"""Options and steps shared by the ``icc`` subcommands.
+
+Imports stay light (no torch, transformers or Arrow) so that commands on the embedded
+model start at once; sharded jobs and neural models import what they need when used.
+"""
 
 from __future__ import annotations
 
 import argparse
 import glob
 import sys
-import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import numpy as np
-
-from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
-from ..curation.io.tables import FORMATS, TEXT_COLUMN, CaptionTable, infer_format, read_table
+from ..curation.io.formats import FORMATS, TEXT_COLUMN, check_input_file, infer_format
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
 from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError, load_scorer
 from ..utils.errors import UserInputError
+
+if TYPE_CHECKING:
+    from ..curation.engines.single_file import FileJob, FileJobResult
+    from ..curation.io.readers import CaptionTable
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -84,9 +88,6 @@ def check_single_input(args: argparse.Namespace) -> None:
         raise UserInputError("several inputs or a glob need --output-dir DIR (one output per input shard)")
     if args.workers != 1:
         raise UserInputError("--workers applies to sharded jobs; add --output-dir DIR")
-    reads_tar = args.input and args.input[0] != "-" and infer_format(args.input[0], args.format) == "tar"
-    if reads_tar and not args.output and args.output_format in (None, "tar"):
-        raise UserInputError("tar output needs --output FILE (or --output-dir DIR, or another --output-format)")
 
 
 def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_options: object) -> int:
@@ -95,6 +96,8 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
         raise UserInputError("give --output FILE for one input or --output-dir DIR for shards, not both")
     if args.input == ["-"]:
         raise UserInputError("sharded jobs read files, not stdin")
+    from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
+
     inputs = tuple(expand_inputs(args.input))
     scorer = open_scorer(args)
     job = ShardJob(
@@ -135,8 +138,17 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
 
 
 def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
-    """Load the requested model; the default falls back to lite with a one-line notice."""
-    options = {"device": args.device, "dtype": args.dtype, "batch_size": args.batch_size, "compile": args.compile}
+    """Load the requested model; the default falls back to lite with a one-line notice.
+
+    The scorer shows no progress bar of its own: jobs show one over all their rows.
+    """
+    options = {
+        "device": args.device,
+        "dtype": args.dtype,
+        "batch_size": args.batch_size,
+        "compile": args.compile,
+        "progress": False,
+    }
     if args.model is not None:
         return load_scorer(args.model, **options)
     try:
@@ -150,72 +162,61 @@ def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
         return load_scorer(LITE_MODEL_ID)
 
 
-def read_input(args: argparse.Namespace) -> CaptionTable:
-    (source,) = args.input
-    if source == "-":
-        return read_table(sys.stdin.buffer, args.format or "txt", column=args.column)
-    return read_table(source, infer_format(source, args.format), column=args.column)
+def file_job(args: argparse.Namespace, table: CaptionTable | None = None, **options: object) -> FileJob:
+    """The job of a command without --output-dir: ``args.input`` (a file or stdin) or ``table``, one output.
+
+    The input path is checked here, before any model is loaded.
+    """
+    from ..curation.engines.single_file import FileJob
+
+    check_single_input(args)
+    if table is not None:
+        source, fmt = table, table.fmt
+    elif args.input == ["-"]:
+        source, fmt = sys.stdin.buffer, args.format or "txt"
+    else:
+        (name,) = args.input
+        source, fmt = check_input_file(name), infer_format(name, args.format)
+    to_file = bool(args.output) and args.output != "-"
+    out_fmt = args.output_format or (infer_format(args.output) if to_file else fmt)
+    output = Path(args.output) if to_file else sys.stdout.buffer
+    return FileJob(source, fmt, output, out_fmt, column=args.column, progress=args.progress, **options)
 
 
-def output_format(args: argparse.Namespace, table: CaptionTable) -> str:
-    if args.output_format:
-        return args.output_format
-    if args.output and args.output != "-":
-        return infer_format(args.output)
-    return table.fmt
+def run_single_file(args: argparse.Namespace, job: FileJob) -> FileJobResult:
+    """Run ``job``, loading the model once the input is checked."""
+    from ..curation.engines.single_file import run_file_job as run
+
+    return run(job, lambda: open_scorer(args))
 
 
-@dataclass
-class ScoredTable:
-    table: CaptionTable
-    scores: np.ndarray
-    raw: np.ndarray
-    model_id: str
-    seconds: float
-
-    @property
-    def n_nan(self) -> int:
-        return int(np.isnan(self.scores).sum())
-
-    @property
-    def n_invalid(self) -> int:
-        return sum(1 for caption in self.table.captions if not isinstance(caption, str))
-
-
-def score_table(scorer: ConcretenessScorer, table: CaptionTable) -> ScoredTable:
-    """Score every row; non-strings and blanks become NaN (counted in the summary)."""
-    start = time.perf_counter()
-    raw = scorer.score(table.captions, errors="nan", raw=True)
-    scores = np.clip(raw, 0.0, 1.0)
-    return ScoredTable(table, scores, raw, scorer.model_id, time.perf_counter() - start)
-
-
-def score_columns(scored: ScoredTable) -> dict[str, object]:
-    return {"icc_score": scored.scores, "icc_model": [scored.model_id] * len(scored.scores)}
-
-
-def quantile_line(scores: np.ndarray) -> str:
-    valid = scores[~np.isnan(scores)]
-    if valid.size == 0:
-        return "no scored rows"
-    qs = np.quantile(valid, [0.05, 0.25, 0.5, 0.75, 0.95])
-    return "score quantiles p5/p25/p50/p75/p95: " + " / ".join(f"{q:.3f}" for q in qs)
-
-
-def print_summary(scored: ScoredTable, extra: list[str] | None = None) -> None:
-    n = len(scored.scores)
-    rate = n / scored.seconds if scored.seconds > 0 else float("inf")
-    lines = [f"scored {n} rows with {scored.model_id} in {scored.seconds:.2f}s ({rate:,.0f} rows/s)"]
+def print_summary(result: FileJobResult, extra: list[str] | None = None) -> None:
+    rate = result.rows / result.seconds if result.seconds > 0 else float("inf")
+    lines = [f"scored {result.rows} rows with {result.model_id} in {result.seconds:.2f}s ({rate:,.0f} rows/s)"]
     lines += extra or []
     lines.append(
-        f"NaN (blank or non-text captions): {scored.n_nan}"
-        + (f", of which non-text: {scored.n_invalid}" if scored.n_invalid else "")
+        f"NaN (blank or non-text captions): {result.stats.nan}"
+        + (f", of which non-text: {result.non_text}" if result.non_text else "")
     )
-    if scored.table.decode_errors:
-        lines.append(f"non-UTF-8 lines decoded with replacement characters: {scored.table.decode_errors}")
-    lines.append(quantile_line(scored.scores))
+    if result.decode_errors:
+        lines.append(invalid_text_line(result.decode_errors, "lines"))
+    if result.escaped_line_breaks:
+        lines.append(f"captions with line breaks, written as \\n in .txt output: {result.escaped_line_breaks}")
+    if result.base64_columns:
+        lines.append(f"binary columns written as base64 text: {', '.join(result.base64_columns)}")
+    lines.append(quantile_line(result.stats.quantiles([0.05, 0.25, 0.5, 0.75, 0.95])))
     for line in lines:
         print(f"icc: {line}", file=sys.stderr)
+
+
+def invalid_text_line(count: int, what: str) -> str:
+    return f"{what} with invalid text (non-UTF-8 bytes or lone surrogates), replaced with U+FFFD: {count}"
+
+
+def quantile_line(quantiles: list[float] | None) -> str:
+    if quantiles is None:
+        return "no scored rows"
+    return "score quantiles p5/p25/p50/p75/p95: " + " / ".join(f"{q:.3f}" for q in quantiles)
 
 
 def require_positive(value: int | None, name: str) -> None:

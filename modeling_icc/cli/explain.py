@@ -21,16 +21,13 @@ EXAMPLES = """examples:
 """
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "explain",
-        help="show which words and cues push a caption's score up or down",
-        description="Explain scores. Lite: exact per-word and per-cue contributions to the logit "
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Explain scores. Lite: exact per-word and per-cue contributions to the logit "
         "(they add up, with the bias, to logit(score)). Neural students: occlusion, the change in the raw "
-        "score when each word is removed (one extra forward pass per word, batched).",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "score when each word is removed (one extra forward pass per word, batched)."
     )
+    parser.epilog = EXAMPLES
     parser.add_argument("texts", nargs="+", metavar="TEXT", help="captions to explain")
     parser.add_argument("--json", action="store_true", help="print one JSON object per caption")
     parser.add_argument("--top", type=int, default=3, help="number of top reasons to list (default 3)")

@@ -8,26 +8,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..curation.columns import to_float_array
-from ..curation.io import datacomp
-from ..curation.io.tables import write_table
-from ..curation.selection import KeepRule, keep_mask
-from ..utils.errors import UserInputError
+from ..curation.selection import KeepRule
 from .common import (
     add_input_options,
     add_model_options,
     add_shard_options,
-    check_single_input,
-    open_scorer,
-    output_format,
+    file_job,
     print_summary,
-    read_input,
     require_positive,
     run_sharded,
-    score_columns,
-    score_table,
+    run_single_file,
 )
-from .display import print_score_table
 
 EXAMPLES = """examples:
   icc filter --input captions.csv --output concrete.csv --threshold 0.5
@@ -39,16 +30,13 @@ EXAMPLES = """examples:
 """
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "filter",
-        help="keep rows whose caption is concrete enough",
-        description="Score a caption file (or many shards) and keep rows by one rule. NaN rows (blank or "
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Score a caption file (or many shards) and keep rows by one rule. NaN rows (blank or "
         "non-text captions) are always dropped. Ties in top-k/top-fraction are broken by input order; "
-        "over shards, top-k/top-fraction rank all shards together.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        "over shards, top-k/top-fraction rank all shards together."
     )
+    parser.epilog = EXAMPLES
     rule = parser.add_mutually_exclusive_group(required=True)
     rule.add_argument("--threshold", type=float, help="keep rows with icc_score >= T")
     rule.add_argument("--top-fraction", type=float, help="keep the top F (0-1] of scored rows")
@@ -96,38 +84,33 @@ def run(args: argparse.Namespace) -> int:
             uid_column=args.uid_column,
             datacomp_subset=subset,
         )
-    check_single_input(args)
-    table = read_input(args)
-    scorer = open_scorer(args)
-    scored = score_table(scorer, table)
-    keep = keep_mask(scored.scores, rule, ranking=scored.raw)
     extra_rule = clip_rule(args)
-    if extra_rule is not None:
-        keep &= keep_mask(to_float_array(table.values(args.clip_column)), extra_rule)
-    fmt = output_format(args, table)
+    job = file_job(
+        args,
+        rule=rule,
+        clip_rule=extra_rule,
+        clip_column=args.clip_column,
+        uid_column=args.uid_column,
+        datacomp_subset=subset,
+        show=args.show,
+    )
+    result = run_single_file(args, job)
     if args.output and args.output != "-":
-        write_table(table, args.output, fmt, score_columns(scored), keep=keep)
-        print(f"icc: wrote {int(keep.sum())} kept rows to {args.output}", file=sys.stderr)
-    elif fmt == "parquet":
-        raise UserInputError("Parquet output needs --output FILE")
-    else:
-        write_table(table, sys.stdout.buffer, fmt, score_columns(scored), keep=keep)
+        print(f"icc: wrote {result.kept} kept rows to {args.output}", file=sys.stderr)
     if subset is not None:
-        kept_uids = [table.values(args.uid_column)[row] for row in np.flatnonzero(keep)]
-        uids, _ = datacomp.subset_array([datacomp.uids_to_array(kept_uids)])
-        datacomp.save_subset(subset, uids)
-        print(f"icc: wrote {len(uids)} uids to the DataComp subset {subset}", file=sys.stderr)
-    kept = int(keep.sum())
-    n = len(table)
+        print(f"icc: wrote {result.subset_uids} uids to the DataComp subset {subset}", file=sys.stderr)
     rules = rule.describe() + (f" and {args.clip_column}: {extra_rule.describe()}" if extra_rule else "")
-    print_summary(scored, [f"rule: {rules}; rows in: {n}, kept: {kept}, dropped: {n - kept}"])
+    dropped = result.rows - result.kept
+    print_summary(result, [f"rule: {rules}; rows in: {result.rows}, kept: {result.kept}, dropped: {dropped}"])
     if args.show:
-        shown = min(args.show, n)
+        from .display import print_score_table
+
+        captions, scores, kept = zip(*result.shown, strict=True) if result.shown else ((), (), ())
         print_score_table(
-            table.captions[:shown],
-            scored.scores[:shown],
-            kept=keep[:shown],
-            title=f"icc filter: {rule.describe()} with {scored.model_id} (first {shown} of {n} rows)",
+            captions,
+            np.asarray(scores, dtype=np.float64),
+            kept=np.asarray(kept, dtype=bool),
+            title=f"icc filter: {rule.describe()} with {result.model_id} (first {len(captions)} of {result.rows} rows)",
             stream=sys.stderr,
         )
     return 0

@@ -27,15 +27,12 @@ default to hub_cards/space/. Uploading needs a Hub token (`hf auth login` or HF_
 """
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "push",
-        help="build, check and upload a model, dataset, Space or the evaluate module",
-        description="Build the exact upload folder, validate it offline (card YAML, files, the model "
-        "loading from the folder), then upload it with huggingface_hub unless --dry-run is given.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Build the exact upload folder, validate it offline (card YAML, files, the model "
+        "loading from the folder), then upload it with huggingface_hub unless --dry-run is given."
     )
+    parser.epilog = EXAMPLES
     parser.add_argument("--kind", required=True, choices=upload.KINDS)
     parser.add_argument("--repo-id", required=True, help="ORG/NAME on the Hub")
     parser.add_argument("--model", help="saved student folder (kind model)")

@@ -5,23 +5,21 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..curation.io.tables import TEXT_COLUMN, CaptionTable, write_table
+from ..curation.io.formats import TEXT_COLUMN
+from ..curation.io.text import replace_surrogates
 from ..utils.errors import UserInputError
 from .common import (
     add_input_options,
     add_model_options,
     add_shard_options,
-    check_single_input,
+    file_job,
+    invalid_text_line,
     open_scorer,
-    output_format,
     print_summary,
-    read_input,
     require_positive,
     run_sharded,
-    score_columns,
-    score_table,
+    run_single_file,
 )
-from .display import print_score_table
 
 EXAMPLES = """examples:
   icc score "a man with a white shirt" "a great method of quantifying concreteness"
@@ -33,15 +31,12 @@ EXAMPLES = """examples:
 """
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser(
-        "score",
-        help="score captions (arguments, stdin, txt/jsonl/csv/parquet)",
-        description="Score captions for visual concreteness. Output keeps every input column and adds "
-        "icc_score (clipped to [0, 1]; NaN for blank or non-text captions) and icc_model.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = (
+        "Score captions for visual concreteness. Output keeps every input column and adds "
+        "icc_score (clipped to [0, 1]; NaN for blank or non-text captions) and icc_model."
     )
+    parser.epilog = EXAMPLES
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="captions to score")
     add_input_options(parser, required=False)
     add_shard_options(parser)
@@ -57,33 +52,39 @@ def run(args: argparse.Namespace) -> int:
         if not args.input:
             raise UserInputError("--output-dir needs --input shards")
         return run_sharded(args)
-    if not args.texts and not args.input:
+    if args.texts:
+        return score_arguments(args)
+    if not args.input:
         if sys.stdin.isatty():
             raise UserInputError("nothing to score: pass captions, --input FILE, or pipe text into --input -")
         args.input = ["-"]
-    check_single_input(args)
-    if args.texts:
-        table = CaptionTable(
-            "txt",
-            TEXT_COLUMN,
-            list(args.texts),
-            records=[{TEXT_COLUMN: t} for t in args.texts],
-            fieldnames=[TEXT_COLUMN],
-        )
-    else:
-        table = read_input(args)
-    scorer = open_scorer(args)
-    scored = score_table(scorer, table)
-    fmt = output_format(args, table)
+    result = run_single_file(args, file_job(args))
     if args.output and args.output != "-":
-        write_table(table, args.output, fmt, score_columns(scored))
-        print(f"icc: wrote {len(table)} rows to {args.output}", file=sys.stderr)
-    elif args.texts and sys.stdout.isatty():
-        print_score_table(table.captions, scored.scores, title=f"ICC scores ({scored.model_id})")
-    else:
-        if fmt == "parquet":
-            raise UserInputError("Parquet output needs --output FILE")
-        write_table(table, sys.stdout.buffer, fmt, score_columns(scored))
-    if args.input:
-        print_summary(scored)
+        print(f"icc: wrote {result.rows} rows to {args.output}", file=sys.stderr)
+    print_summary(result)
+    return 0
+
+
+def score_arguments(args: argparse.Namespace) -> int:
+    """Captions given as arguments: a table on a terminal, else written like a file's rows.
+
+    An argument that is not valid UTF-8 reaches Python with lone surrogates standing for
+    its bytes; they are replaced with U+FFFD (and counted) as invalid bytes in files are.
+    """
+    from ..curation.io.readers import CaptionTable
+
+    texts = [replace_surrogates(text) for text in args.texts]
+    replaced = sum(text != original for text, original in zip(texts, args.texts, strict=True))
+    if replaced:
+        print(f"icc: {invalid_text_line(replaced, 'arguments')}", file=sys.stderr)
+    if not args.output and sys.stdout.isatty():
+        from .display import print_score_table
+
+        scorer = open_scorer(args)
+        print_score_table(texts, scorer.score(texts, errors="nan"), title=f"ICC scores ({scorer.model_id})")
+        return 0
+    table = CaptionTable("txt", TEXT_COLUMN, texts, records=[{TEXT_COLUMN: t} for t in texts], fieldnames=[TEXT_COLUMN])
+    result = run_single_file(args, file_job(args, table))
+    if args.output and args.output != "-":
+        print(f"icc: wrote {result.rows} rows to {args.output}", file=sys.stderr)
     return 0

@@ -114,6 +114,18 @@ class RankCut:
         return mask
 
 
+def piece_mask(rule: KeepRule, values: np.ndarray, ranking: np.ndarray, cut: RankCut | None) -> np.ndarray:
+    """Rows of one piece of a larger input (a shard, a chunk) that ``rule`` keeps.
+
+    A ranking rule needs ``cut``, the piece's share from :func:`rank_cuts` over all pieces.
+    """
+    if not rule.is_ranking:
+        return keep_mask(values, rule)
+    if cut is None:
+        raise ValueError("a top-k / top-fraction rule over pieces needs each piece's RankCut")
+    return cut.mask(ranking)
+
+
 def rank_cuts(shard_values: list[np.ndarray], rule: KeepRule) -> list[RankCut]:
     """Per-shard cuts of a ranking rule over ``shard_values`` (ranking values per shard, NaN = never kept)."""
     if not rule.is_ranking:

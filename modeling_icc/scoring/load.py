@@ -5,21 +5,22 @@ from __future__ import annotations
 import os
 import socket
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-import torch
 from huggingface_hub import constants as hf_constants
 from huggingface_hub.utils import HFValidationError, validate_repo_id
-from safetensors import SafetensorError
-from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
-from ..models.icc.modeling_icc import ICCForConcreteness
 from ..utils.checkpoints import require_complete, without_load_report
 from ..utils.errors import CheckpointError
 from .base import ConcretenessScorer
-from .devices import resolve_device, resolve_dtype
 from .lite import LiteScorer
-from .neural import NeuralScorer
+
+if TYPE_CHECKING:  # torch and transformers are imported only when a neural model is loaded
+    import torch
+    from transformers import PreTrainedTokenizerBase
+
+    from ..models.icc.modeling_icc import ICCForConcreteness
 
 #: The published ICC student (Yanuka et al., 2024): DistilRoBERTa regression.
 DEFAULT_MODEL_ID = "moranyanuka/icc"
@@ -69,6 +70,9 @@ def load_scorer(
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
     if name == LITE_MODEL_ID:  # device, dtype and batching do not apply to the pure-Python model
         return LiteScorer()
+    from .devices import resolve_device, resolve_dtype
+    from .neural import NeuralScorer
+
     resolved_device = resolve_device(device)
     resolved_dtype = resolve_dtype(dtype, resolved_device)
     local = Path(name).expanduser()
@@ -142,6 +146,11 @@ def check_model_directory(path: Path, name: str) -> None:
 def _load_student(
     source: str, name: str, dtype: torch.dtype, *, local_files_only: bool
 ) -> tuple[ICCForConcreteness, PreTrainedTokenizerBase]:
+    from safetensors import SafetensorError
+    from transformers import AutoTokenizer
+
+    from ..models.icc.modeling_icc import ICCForConcreteness
+
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, local_files_only=local_files_only)
         with without_load_report():

@@ -47,7 +47,7 @@ from ...utils.provenance import environment, write_json
 from ..columns import score_flat, to_float_array
 from ..io import datacomp
 from ..io.tables import TEXT_COLUMN, atomic_output, infer_format, read_table, write_table
-from ..selection import KeepRule, RankCut, keep_mask, rank_cuts
+from ..selection import KeepRule, RankCut, piece_mask, rank_cuts
 from .workers import device_for_rank, threads_per_worker
 
 RUN_FILE = "_run.json"
@@ -310,6 +310,7 @@ def process_shard(
     shard = task.shard
     start = time.perf_counter()
     table = read_table(shard.input, shard.input_format, column=job.column)
+    uid_values = table.values(job.uid_column) if job.datacomp_subset is not None else None  # checked before scoring
     if shard.raw_scores.is_file():
         with np.load(shard.raw_scores, allow_pickle=False) as saved:
             raw = saved["icc_raw"]
@@ -327,14 +328,14 @@ def process_shard(
     scores = np.clip(raw, 0.0, 1.0)
     keep = None
     if job.rule is not None:
-        keep = _rule_mask(job.rule, task.icc_cut, scores, raw)
+        keep = piece_mask(job.rule, scores, raw, task.icc_cut)
         if job.clip_rule is not None:
-            keep &= _rule_mask(job.clip_rule, task.clip_cut, clip_values, clip_values)
+            keep &= piece_mask(job.clip_rule, clip_values, clip_values, task.clip_cut)
     model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.model
     columns = {"icc_score": scores, "icc_model": [model_id] * len(scores)}
     write_table(table, shard.output, shard.output_format, columns, keep=keep)
     if job.datacomp_subset is not None:
-        uids = datacomp.uids_to_array(_kept(table.values(job.uid_column), keep))
+        uids = datacomp.uids_to_array(_kept(uid_values, keep))
         with atomic_output(shard.kept_uids) as stream:
             np.save(stream, uids, allow_pickle=False)
     stats = {
@@ -358,10 +359,6 @@ def _score_captions(scorer: ConcretenessScorer, captions: list[Any], report: Cal
         raw[start : start + len(part)] = score_flat(scorer, part)
         report(len(part))
     return raw
-
-
-def _rule_mask(rule: KeepRule, cut: RankCut | None, scores: np.ndarray, ranking: np.ndarray) -> np.ndarray:
-    return cut.mask(ranking) if rule.is_ranking else keep_mask(scores, rule)
 
 
 def _kept(values: list[Any], keep: np.ndarray | None) -> list[Any]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...utils.errors import UserInputError
-from .tables import atomic_output
+from .writers import atomic_output
 
 UID_DTYPE = np.dtype("u8,u8")
 UID_HEX_DIGITS = 32
@@ -48,11 +48,17 @@ def subset_array(parts: Iterable[np.ndarray]) -> tuple[np.ndarray, int]:
     return unique, len(merged) - len(unique)
 
 
-def save_subset(path: str | os.PathLike, uids: np.ndarray) -> Path:
-    """Write a sorted ``u8,u8`` array as ``.npy`` atomically (temp file + rename)."""
+def check_subset_path(path: str | os.PathLike) -> Path:
+    """A one-line error unless ``path`` names a ``.npy`` file (checked before a job starts)."""
     path = Path(path)
     if path.suffix != ".npy":
         raise UserInputError(f"the DataComp subset file must end in .npy, got {path.name}")
+    return path
+
+
+def save_subset(path: str | os.PathLike, uids: np.ndarray) -> Path:
+    """Write a sorted ``u8,u8`` array as ``.npy`` atomically (temp file + rename)."""
+    path = check_subset_path(path)
     with atomic_output(path) as stream:
         np.save(stream, np.asarray(uids, dtype=UID_DTYPE), allow_pickle=False)
     return path

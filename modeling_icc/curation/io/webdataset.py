@@ -16,10 +16,13 @@ import io
 import json
 import tarfile
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import numpy as np
+
+from .text import LineDecoder
 
 KEY_FIELD = "__key__"
 TEXT_FIELD = "txt"
@@ -34,73 +37,85 @@ def split_key(name: str) -> tuple[str, str]:
 
 
 def iter_samples(archive: tarfile.TarFile) -> Iterator[tuple[str, list[tarfile.TarInfo]]]:
-    """``(key, members)`` for each run of consecutive file members with the same key."""
+    """``(key, members)`` for each run of consecutive file members with the same key.
+
+    Members are read one by one and forgotten once their sample is yielded (``TarFile``
+    would otherwise keep every header of the archive in memory).
+    """
     key, members = None, []
-    for member in archive:
+    while (member := archive.next()) is not None:
         if not member.isfile():
             continue
         member_key, _ = split_key(member.name)
         if members and member_key != key:
             yield key, members
             members = []
+            archive.members.clear()
         key = member_key
         members.append(member)
     if members:
         yield key, members
 
 
-def read_samples(path: str | Path) -> tuple[list[dict[str, Any]], int]:
-    """One record per sample, and how many text/json members could not be decoded.
+def iter_records(path: str | Path) -> Iterator[tuple[dict[str, Any], int]]:
+    """One record per sample, with how many of its text/json members could not be decoded.
 
-    A ``.txt`` member that is not UTF-8 is decoded with U+FFFD replacements; a
-    ``.json`` member that is not a JSON object contributes no fields. Both are counted.
+    A ``.txt`` member that is not UTF-8 is decoded with U+FFFD replacements (lone
+    surrogates in a ``.json`` member too); a ``.json`` member that is not a JSON object
+    contributes no fields. Each is counted.
     """
-    records, bad = [], 0
     with tarfile.open(path, "r:*") as archive:
         for key, members in iter_samples(archive):
             record: dict[str, Any] = {KEY_FIELD: key}
+            decoder = LineDecoder()
             for member in members:
                 extension = split_key(member.name)[1]
                 if extension not in ("json", TEXT_FIELD):
                     continue
                 data = archive.extractfile(member).read()
-                try:
-                    text = data.decode("utf-8")
-                except UnicodeDecodeError:
-                    bad += 1
-                    text = data.decode("utf-8", errors="replace")
+                before = decoder.bad
+                text = decoder.decode(data)
                 if extension == TEXT_FIELD:
                     record[TEXT_FIELD] = text
                     continue
                 try:
-                    fields = json.loads(text)
+                    fields = decoder.clean_json(json.loads(text), data, counted=decoder.bad > before)
                 except json.JSONDecodeError:
                     fields = None
                 if not isinstance(fields, dict):
-                    bad += 1
+                    decoder.bad += 1
                     continue
                 record.update({name: value for name, value in fields.items() if name not in record})
-            records.append(record)
-    return records, bad
+            yield record, decoder.bad
 
 
-def write_samples(
-    source: str | Path, stream: BinaryIO, keep_rows: np.ndarray, sidecar: Callable[[int], dict[str, Any]]
-) -> None:
-    """Copy the samples at ``keep_rows`` (sample positions in ``source``) to ``stream`` as a tar.
+#: ``copy(n_samples, keep_rows, sidecar)``: see :func:`copy_samples`.
+CopySamples = Callable[[int, np.ndarray, Callable[[int], dict[str, Any]]], None]
 
-    Members are copied unchanged (headers and bytes), so the same input gives the
-    same output bytes; each kept sample also gets ``KEY.icc.json`` holding
-    ``sidecar(position)`` (its scores and model).
+
+@contextmanager
+def copy_samples(source: str | Path, stream: BinaryIO) -> Iterator[CopySamples]:
+    """Copy chosen samples of ``source`` to ``stream`` as a tar, in order, reading ``source`` once.
+
+    Yields ``copy(n_samples, keep_rows, sidecar)``: it reads the next ``n_samples``
+    samples and copies those at ``keep_rows`` (positions among them). Members are
+    copied unchanged (headers and bytes), so the same input gives the same output
+    bytes; each kept sample also gets ``KEY.icc.json`` holding ``sidecar(position)``.
     """
-    wanted = set(int(row) for row in keep_rows)
     with tarfile.open(source, "r:*") as archive, tarfile.open(fileobj=stream, mode="w", format=archive.format) as out:
-        for position, (key, members) in enumerate(iter_samples(archive)):
-            if position not in wanted:
-                continue
-            for member in members:
-                out.addfile(member, archive.extractfile(member))
-            payload = json.dumps(sidecar(position), sort_keys=True).encode("utf-8")
-            info = tarfile.TarInfo(f"{key}{SCORES_SUFFIX}")
-            info.size, info.mtime, info.mode = len(payload), members[0].mtime, 0o644
-            out.addfile(info, io.BytesIO(payload))
+        samples = iter_samples(archive)
+
+        def copy(n_samples: int, keep_rows: np.ndarray, sidecar: Callable[[int], dict[str, Any]]) -> None:
+            wanted = set(int(row) for row in keep_rows)
+            for position in range(n_samples):
+                key, members = next(samples)
+                if position not in wanted:
+                    continue
+                for member in members:
+                    out.addfile(member, archive.extractfile(member))
+                payload = json.dumps(sidecar(position), sort_keys=True).encode("utf-8")
+                info = tarfile.TarInfo(f"{key}{SCORES_SUFFIX}")
+                info.size, info.mtime, info.mode = len(payload), members[0].mtime, 0o644
+                out.addfile(info, io.BytesIO(payload))
+
+        yield copy

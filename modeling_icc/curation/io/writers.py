@@ -1,0 +1,353 @@
+"""Caption tables written chunk by chunk, with new columns, to a file that appears only when complete.
+
+What each format does with values it cannot hold as such:
+
+- ``.txt`` (``score<TAB>caption`` per line): a line break inside a caption is written as
+  the two characters ``\\n`` (``\\r`` likewise), so one row stays one line; counted.
+- JSONL and CSV/TSV: binary values (e.g. a Parquet ``jpg`` column) are written as
+  base64 text (standard alphabet, padded); dates and times in ISO 8601; decimals as
+  text. CSV cells holding lists or objects are written as JSON.
+- Parquet keeps every Arrow type; tar copies samples byte for byte.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import datetime
+import decimal
+import fcntl
+import glob
+import io
+import json
+import os
+import stat
+import tempfile
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+import numpy as np
+
+from ...utils.errors import UserInputError
+from . import webdataset as webdataset_tar
+from .readers import CaptionTable, Fields, records_to_arrow
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+NewColumns = dict[str, Sequence[Any]]
+#: Marks the temporary files of :func:`atomic_output` (``.NAME.icc-XXXXXXXX.tmp``).
+_TEMP_MARK = ".icc-"
+
+
+class TableWriter(ABC):
+    """Writes chunks of one table in one format to a binary stream; ``close()`` (or leaving a
+    ``with`` block) ends the format and leaves the stream open.
+
+    ``fields`` names every column of the input up front (needed by CSV headers and
+    Parquet schemas when rows carry different fields); by default the first chunk's.
+    """
+
+    def __init__(self, stream: BinaryIO, fields: Fields | None = None) -> None:
+        self.stream, self.fields = stream, fields
+        #: Rows whose caption had a line break written as ``\\n`` (``.txt`` output).
+        self.escaped_line_breaks = 0
+        #: Columns whose binary values were written as base64 text.
+        self.base64_columns: dict[str, None] = {}
+
+    @abstractmethod
+    def write(self, table: CaptionTable, new_columns: NewColumns, rows: np.ndarray) -> None:
+        """Write the rows at positions ``rows`` of ``table``, each with its values of ``new_columns``."""
+
+    def close(self) -> None:
+        self.stream.flush()
+
+    def __enter__(self) -> TableWriter:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def note_binary_columns(self, table: CaptionTable) -> None:
+        """Record the columns whose binary values text formats write as base64 (Arrow input only)."""
+        if table.arrow is not None:
+            for arrow_field in table.arrow.schema:
+                if _holds_binary(arrow_field.type):
+                    self.base64_columns[arrow_field.name] = None
+
+
+class _TextWriter(TableWriter):
+    def __init__(self, stream: BinaryIO, fields: Fields | None = None) -> None:
+        super().__init__(stream, fields)
+        self.text = io.TextIOWrapper(stream, encoding="utf-8", newline="", write_through=True)
+
+    def close(self) -> None:
+        self.text.flush()
+        self.text.detach()
+        super().close()
+
+
+class TxtWriter(_TextWriter):
+    """``score<TAB>caption`` per row (the first new column is the score)."""
+
+    def write(self, table: CaptionTable, new_columns: NewColumns, rows: np.ndarray) -> None:
+        scores = next(iter(new_columns.values()))
+        lines = []
+        for row in rows:
+            caption = table.captions[row]
+            caption = "" if caption is None else str(caption)
+            if "\n" in caption or "\r" in caption:
+                caption = caption.replace("\r", "\\r").replace("\n", "\\n")
+                self.escaped_line_breaks += 1
+            lines.append(f"{_cell(scores[row]) or 'nan'}\t{caption}\n")
+        self.text.write("".join(lines))
+
+
+class JsonlWriter(_TextWriter):
+    def write(self, table: CaptionTable, new_columns: NewColumns, rows: np.ndarray) -> None:
+        self.note_binary_columns(table)
+        records = table.as_records()
+        lines = []
+        for row in rows:
+            record = dict(records[row])
+            record.update({name: _json_value(values[row]) for name, values in new_columns.items()})
+            lines.append(json.dumps(record, ensure_ascii=False, default=_plain) + "\n")
+        self.text.write("".join(lines))
+
+
+class CsvWriter(_TextWriter):
+    def __init__(self, stream: BinaryIO, fields: Fields | None = None, delimiter: str = ",") -> None:
+        super().__init__(stream, fields)
+        self.delimiter = delimiter
+        self.writer: csv.DictWriter | None = None
+
+    def write(self, table: CaptionTable, new_columns: NewColumns, rows: np.ndarray) -> None:
+        if self.writer is None:
+            names = self.fields.names if self.fields else table.fieldnames
+            self.writer = csv.DictWriter(
+                self.text,
+                fieldnames=[name for name in names if name not in new_columns] + list(new_columns),
+                delimiter=self.delimiter,
+                lineterminator="\n",
+            )
+            self.writer.writeheader()
+        self.note_binary_columns(table)
+        records = table.as_records()
+        for row in rows:
+            record = {name: _csv_value(value) for name, value in records[row].items()}
+            record.update({name: _cell(values[row]) for name, values in new_columns.items()})
+            self.writer.writerow(record)
+
+
+class ParquetTableWriter(TableWriter):
+    """One Parquet file; the schema is fixed by the first chunk (or by ``fields``)."""
+
+    def __init__(self, stream: BinaryIO, fields: Fields | None = None) -> None:
+        super().__init__(stream, fields)
+        self.writer: Any = None
+        self.schema: pa.Schema | None = None
+
+    def write(self, table: CaptionTable, new_columns: NewColumns, rows: np.ndarray) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if table.arrow is not None:
+            base = table.arrow
+        else:
+            schema = self.fields.schema if self.fields and self.fields.schema is not None else None
+            names = schema.names if schema is not None else table.fieldnames
+            base = records_to_arrow(table.as_records(), names, schema)
+        base = base.take(pa.array(rows, type=pa.int64()))
+        for name, values in new_columns.items():
+            column = _arrow_column(values, rows)
+            if name in base.column_names:
+                base = base.set_column(base.column_names.index(name), name, column)
+            else:
+                base = base.append_column(name, column)
+        if self.writer is None:
+            self.schema = base.schema
+            self.writer = pq.ParquetWriter(self.stream, self.schema)
+        self.writer.write_table(base.cast(self.schema))
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        super().close()
+
+
+class TarWriter(TableWriter):
+    """Copies the kept samples of the tar the chunks were read from (see :func:`~.webdataset.copy_samples`)."""
+
+    def __init__(self, stream: BinaryIO, fields: Fields | None = None) -> None:
+        super().__init__(stream, fields)
+        self.open = ExitStack()
+        self.copy: webdataset_tar.CopySamples | None = None
+
+    def write(self, table: CaptionTable, new_columns: NewColumns, rows: np.ndarray) -> None:
+        if table.fmt != "tar" or table.source is None:
+            raise UserInputError("tar output needs a webdataset tar input (samples are copied from it)")
+        if self.copy is None:
+            self.copy = self.open.enter_context(webdataset_tar.copy_samples(table.source, self.stream))
+        self.copy(len(table), rows, lambda row: {name: _json_value(v[row]) for name, v in new_columns.items()})
+
+    def close(self) -> None:
+        self.open.close()
+        super().close()
+
+
+_WRITERS = {
+    "txt": TxtWriter,
+    "jsonl": JsonlWriter,
+    "csv": CsvWriter,
+    "tsv": lambda stream, fields: CsvWriter(stream, fields, delimiter="\t"),
+    "parquet": ParquetTableWriter,
+    "tar": TarWriter,
+}
+
+
+def open_writer(stream: BinaryIO, fmt: str, fields: Fields | None = None) -> TableWriter:
+    if fmt not in _WRITERS:
+        raise UserInputError(f"unknown output format {fmt!r}")
+    return _WRITERS[fmt](stream, fields)
+
+
+def write_table(
+    table: CaptionTable,
+    destination: str | os.PathLike | BinaryIO,
+    fmt: str,
+    new_columns: NewColumns,
+    keep: np.ndarray | None = None,
+) -> None:
+    """Write ``table`` plus ``new_columns``, keeping only rows where ``keep`` is true.
+
+    Files are written to a temporary name and renamed, so a crash never leaves
+    a half-written output behind.
+    """
+    rows = np.arange(len(table)) if keep is None else np.flatnonzero(keep)
+    if isinstance(destination, (str, os.PathLike)):
+        with atomic_output(destination) as stream:
+            _write_whole(table, stream, fmt, new_columns, rows)
+    else:
+        _write_whole(table, destination, fmt, new_columns, rows)
+
+
+def _write_whole(table: CaptionTable, stream: BinaryIO, fmt: str, new_columns: NewColumns, rows: np.ndarray) -> None:
+    with open_writer(stream, fmt) as writer:
+        writer.write(table, new_columns, rows)
+
+
+@contextmanager
+def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary stream that becomes ``path`` only when the block succeeds.
+
+    Data goes to a hidden temporary file in the same directory (``.NAME.icc-XXXXXXXX.tmp``),
+    renamed over ``path`` at the end; on error the temporary file is removed, so readers
+    never see a half-written file. The file is locked while it is written; one left
+    behind by a killed process (nothing holds its lock) is removed by the next write
+    of the same ``path``.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(path)
+    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
+    lock = os.dup(handle)  # the lock lasts until after the rename, past the stream's close
+    try:
+        with suppress(OSError):  # a file system without locks: then no run can remove it either
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        with os.fdopen(handle, "wb") as stream:
+            yield stream
+        os.chmod(temp_name, 0o666 & ~_current_umask())  # mkstemp makes 0600; outputs get normal permissions
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(lock)
+
+
+def remove_stale_temp_files(path: str | os.PathLike) -> None:
+    """Remove the temporary files of :func:`atomic_output` for ``path`` whose writer is gone.
+
+    Only regular files named as ours are considered, and only those whose lock can
+    be taken (a running writer holds it), so a concurrent job's file is never touched.
+    """
+    path = Path(path)
+    for temp in path.parent.glob(f".{glob.escape(path.name)}{_TEMP_MARK}*.tmp"):
+        try:
+            handle = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                continue
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            temp.unlink()
+        except OSError:  # locked by a running writer, or already gone
+            continue
+        finally:
+            os.close(handle)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _arrow_column(values: Sequence[Any], rows: np.ndarray) -> pa.Array:
+    import pyarrow as pa
+
+    if isinstance(values, np.ndarray):
+        return pa.array(values[rows])
+    column = pa.array([values[row] for row in rows])
+    return column.cast(pa.string()) if pa.types.is_null(column.type) else column
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-ready form of values ``json`` cannot write (``json.dumps(default=...)``)."""
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, (datetime.date, datetime.time)):
+        return value.isoformat()
+    if isinstance(value, decimal.Decimal):
+        return str(value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} values cannot be written as JSON")
+
+
+def _holds_binary(arrow_type: pa.DataType) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_binary(arrow_type) or pa.types.is_large_binary(arrow_type):
+        return True
+    if pa.types.is_fixed_size_binary(arrow_type) or pa.types.is_binary_view(arrow_type):
+        return True
+    return any(_holds_binary(arrow_type.field(i).type) for i in range(arrow_type.num_fields))
+
+
+def _csv_value(value: Any) -> Any:
+    if isinstance(value, (bytes, bytearray, datetime.date, datetime.time, decimal.Decimal)):
+        return _plain(value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, default=_plain)
+    return value
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, (np.floating, float)):
+        return None if np.isnan(value) else round(float(value), 6)
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (np.floating, float)):
+        return "" if np.isnan(value) else f"{float(value):.6f}"
+    return "" if value is None else str(value)

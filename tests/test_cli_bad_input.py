@@ -1,0 +1,251 @@
+"""Bad input to ``icc score|filter``: every case is scored and counted, or stops with one line (exit 2).
+
+Each test reproduces a failure of the bad-input audit (issue 14): tracebacks, silently
+merged or split rows, garbage cells and temporary files left behind.
+"""
+
+import base64
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from modeling_icc import LiteScorer
+from modeling_icc.cli.main import main
+
+INVALID_TEXT = "with invalid text (non-UTF-8 bytes or lone surrogates), replaced with U+FFFD"
+
+
+def icc(*args: object) -> int:
+    return main([str(arg) for arg in args])
+
+
+def icc_process(*args: object, **options) -> subprocess.CompletedProcess:
+    """The command in a fresh interpreter (bytes arguments pass through as they are)."""
+    argv = [arg if isinstance(arg, bytes) else str(arg) for arg in args]
+    return subprocess.run([sys.executable, "-m", "modeling_icc", *argv], capture_output=True, **options)
+
+
+def one_line_error(err: str, message: str) -> None:
+    assert message in err, err
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_non_utf8_argument_is_replaced_scored_and_counted():
+    result = icc_process("score", "--model", "lite", b"caf\xe9 dog", b"a dog")
+    err = result.stderr.decode()
+    assert result.returncode == 0, err
+    assert "Traceback" not in err
+    lines = result.stdout.decode("utf-8").splitlines()
+    assert lines[0].endswith("\tcaf\ufffd dog") and lines[1].endswith("\ta dog")
+    assert float(lines[0].split("\t")[0]) == pytest.approx(float(LiteScorer().score(["caf\ufffd dog"])[0]), abs=1e-6)
+    assert f"arguments {INVALID_TEXT}: 1" in err
+
+
+@pytest.fixture
+def surrogate_jsonl(tmp_path) -> Path:
+    path = tmp_path / "lone.jsonl"
+    path.write_text('{"caption": "a red car"}\n{"caption": "a dog \\ud800"}\n{"caption": "a cat \\ud83d\\ude00"}\n')
+    return path
+
+
+def test_lone_surrogate_in_jsonl_is_replaced_and_counted(surrogate_jsonl, tmp_path, capsys):
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "lite", "-i", surrogate_jsonl, "-o", out) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [row["caption"] for row in rows] == ["a red car", "a dog \ufffd", "a cat \U0001f600"]
+    assert all(row["icc_score"] is not None for row in rows)
+    assert f"lines {INVALID_TEXT}: 1" in capsys.readouterr().err
+    kept = tmp_path / "kept.csv"
+    assert icc("filter", "--model", "lite", "-i", surrogate_jsonl, "-o", kept, "--top-k", "3") == 0
+    with kept.open(encoding="utf-8") as handle:
+        assert [row["caption"] for row in csv.DictReader(handle)] == ["a red car", "a dog \ufffd", "a cat \U0001f600"]
+
+
+def test_lone_surrogate_in_a_sharded_job(surrogate_jsonl, tmp_path):
+    assert icc("score", "--model", "lite", "-i", surrogate_jsonl, "--output-dir", tmp_path / "scored") == 0
+    stats = json.loads((tmp_path / "scored" / "lone.stats.json").read_text())
+    assert stats["rows"] == 3 and stats["decode_errors"] == 1
+    rows = (tmp_path / "scored" / "lone.jsonl").read_text(encoding="utf-8").splitlines()
+    assert json.loads(rows[1])["caption"] == "a dog \ufffd"
+
+
+def test_a_directory_is_named_as_such(tmp_path, capsys):
+    (tmp_path / "d.txt").mkdir()
+    assert icc("score", "--model", "lite", "--input", tmp_path / "d.txt") == 2
+    one_line_error(capsys.readouterr().err, "is a directory")
+
+
+def test_line_breaks_in_captions_never_split_txt_output(tmp_path, capsys):
+    source = tmp_path / "in.csv"
+    with source.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows(
+            [["id", "caption"], ["1", "a dog\non a beach"], ["2", "a cat\r\n"], ["3", "a car"]]
+        )
+    out = tmp_path / "out.txt"
+    assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0
+    lines = out.read_bytes().decode("utf-8").split("\n")
+    assert [line.split("\t", 1)[1] for line in lines[:3]] == ["a dog\\non a beach", "a cat\\r\\n", "a car"]
+    assert lines[3:] == [""]
+    assert "captions with line breaks, written as \\n in .txt output: 2" in capsys.readouterr().err
+
+
+def test_txt_input_splits_rows_at_newlines_only(tmp_path):
+    captions = ["a\fb", "c\x1cd\x1de\x1ef", "caf\x85x", "a\u2028line separator", "v\vtab", "\u2029para"]
+    source = tmp_path / "in.txt"
+    source.write_bytes(("\n".join(captions[:3]) + "\r\n" + "\n".join(captions[3:]) + "\n").encode("utf-8"))
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0
+    rows = [json.loads(line) for line in out.read_bytes().decode("utf-8").split("\n") if line]
+    assert [row["caption"] for row in rows] == captions
+
+
+def test_unterminated_csv_quote_stops_with_its_line(tmp_path, capsys):
+    lines = ["id,caption"] + [f"{i},caption {i}" for i in range(1, 6)] + ['6,"unterminated caption']
+    lines += [f"{i},caption {i}" for i in range(7, 11)]
+    source = tmp_path / "in.csv"
+    source.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out.csv"
+    assert icc("score", "--model", "lite", "-i", source, "-o", out) == 2
+    one_line_error(capsys.readouterr().err, "line 7: a quoted field opened here is never closed")
+    assert not out.exists()
+    assert icc("filter", "--model", "lite", "-i", source, "--threshold", "0.1") == 2
+    one_line_error(capsys.readouterr().err, "line 7")
+
+
+def test_csv_row_with_more_fields_than_the_header_is_refused(tmp_path, capsys):
+    source = tmp_path / "in.csv"
+    source.write_text("id,caption\n1,a dog\n2,a dog, on a beach\n")
+    assert icc("score", "--model", "lite", "-i", source) == 2
+    one_line_error(capsys.readouterr().err, "line 3 has 3 fields but the header names 2")
+
+
+@pytest.fixture
+def binary_parquet(tmp_path) -> Path:
+    path = tmp_path / "images.parquet"
+    images = [b"\xff\xd8\xff\xe0 jpeg", b"\x00\x01\x02"]
+    pq.write_table(pa.table({"caption": ["a dog on a beach", "a red car"], "jpg": images}), path)
+    return path
+
+
+def test_binary_columns_are_base64_in_text_outputs(binary_parquet, tmp_path, capsys):
+    images = pq.read_table(binary_parquet).column("jpg").to_pylist()
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "lite", "-i", binary_parquet, "-o", out) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [base64.b64decode(row["jpg"]) for row in rows] == images
+    assert "binary columns written as base64 text: jpg" in capsys.readouterr().err
+    out = tmp_path / "out.csv"
+    assert icc("score", "--model", "lite", "-i", binary_parquet, "-o", out) == 0
+    with out.open(encoding="utf-8") as handle:
+        assert [base64.b64decode(row["jpg"]) for row in csv.DictReader(handle)] == images
+    out = tmp_path / "out.parquet"
+    assert icc("score", "--model", "lite", "-i", binary_parquet, "-o", out) == 0
+    assert pq.read_table(out).column("jpg").to_pylist() == images
+
+
+def test_parquet_read_as_csv_gives_a_clean_message(binary_parquet, capsys):
+    assert icc("score", "--model", "lite", "-i", binary_parquet, "--format", "csv") == 2
+    err = capsys.readouterr().err
+    one_line_error(err, "is a Parquet file, not csv text")
+    assert "PAR1" not in err and "\\x" not in err
+
+
+def test_datacomp_subset_without_uid_column_fails_before_any_output(tmp_path, capsys):
+    source = tmp_path / "pool.jsonl"
+    source.write_text('{"caption": "a dog"}\n{"caption": "a red car"}\n')
+    out, subset = tmp_path / "kept.jsonl", tmp_path / "subset.npy"
+    assert (
+        icc("filter", "--model", "lite", "-i", source, "-o", out, "--threshold", "0.5", "--datacomp-subset", subset)
+        == 2
+    )
+    one_line_error(capsys.readouterr().err, "no column 'uid'")
+    assert not out.exists() and not subset.exists()
+    args = ("-i", source, "-o", out, "--threshold", "0.5", "--uid-column", "caption", "--datacomp-subset")
+    assert icc("filter", "--model", "lite", *args, tmp_path / "subset.txt") == 2
+    one_line_error(capsys.readouterr().err, "must end in .npy")
+    assert not out.exists()
+    sharded = ("-i", source, "--output-dir", tmp_path / "kept", "--threshold", "0.5", "--datacomp-subset", subset)
+    assert icc("filter", "--model", "lite", *sharded) == 2
+    one_line_error(capsys.readouterr().err, "no column 'uid'")
+    assert not (tmp_path / "kept" / "pool.jsonl").exists() and not subset.exists()
+
+
+def _writer_process(out: Path, then: str) -> tuple[Path, subprocess.Popen]:
+    """The temporary file of a process inside ``atomic_output(out)`` that then dies or waits (returned too)."""
+    before = set(out.parent.glob(f".{out.name}.*.tmp"))
+    code = textwrap.dedent(
+        f"""
+        import os, signal, sys, time
+        from modeling_icc.curation.io.tables import atomic_output
+        with atomic_output({str(out)!r}) as stream:
+            stream.write(b"half a row")
+            stream.flush()
+            print("ready", flush=True)
+            if {then!r} == "die":
+                os.kill(os.getpid(), signal.SIGKILL)
+            time.sleep(60)
+        """
+    )
+    process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    assert process.stdout.readline().strip() == "ready" or process.wait() == -signal.SIGKILL
+    (temp,) = set(out.parent.glob(f".{out.name}.*.tmp")) - before
+    return temp, process
+
+
+def test_next_run_removes_the_temp_file_of_a_killed_run_and_only_that(tmp_path):
+    out = tmp_path / "out.jsonl"
+    stale, killed = _writer_process(out, "die")
+    assert killed.wait() == -signal.SIGKILL and stale.is_file()
+    in_use, running = _writer_process(out, "wait")
+    notes = tmp_path / ".out.jsonl.notes.tmp"
+    notes.write_text("a user's file")
+    try:
+        source = tmp_path / "in.txt"
+        source.write_text("a dog\n")
+        assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0
+        assert not stale.exists()
+        assert in_use.is_file() and notes.is_file()
+        assert len(out.read_text().splitlines()) == 1
+    finally:
+        running.send_signal(signal.SIGKILL)
+        running.wait()
+
+
+def test_output_file_gets_normal_permissions(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a dog\n")
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in.txt", "out.jsonl"]
+
+
+def test_jsonl_rows_with_different_fields_keep_them_all_in_csv_and_parquet(tmp_path):
+    source = tmp_path / "in.jsonl"
+    records = [{"caption": "a dog", "a": 1}, {"caption": "a cat", "b": "x"}, {"caption": None, "a": 2.5}]
+    source.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    out = tmp_path / "out.csv"
+    assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0
+    with out.open(encoding="utf-8") as handle:
+        reader = csv.DictReader(handle)
+        rows = list(reader)
+    assert reader.fieldnames == ["caption", "a", "b", "icc_score", "icc_model"]
+    assert [(row["a"], row["b"]) for row in rows] == [("1", ""), ("", "x"), ("2.5", "")]
+    out = tmp_path / "out.parquet"
+    assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0
+    table = pq.read_table(out)
+    assert table.column("a").to_pylist() == [1.0, None, 2.5] and table.column("b").to_pylist() == [None, "x", None]
+    assert np.isnan(table.column("icc_score").to_numpy(zero_copy_only=False)[2])

@@ -1,0 +1,222 @@
+"""Single-file ``icc score|filter`` jobs stream: bounded memory, output as it is scored, same rows as one pass."""
+
+import csv
+import io
+import json
+import subprocess
+import sys
+import threading
+import tracemalloc
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from modeling_icc import ConcretenessScorer, LiteScorer, load_scorer
+from modeling_icc.cli import common
+from modeling_icc.cli.main import main
+from modeling_icc.curation.engines.single_file import FileJob, ScoreStats, run_file_job
+from modeling_icc.curation.io.readers import CHUNK_ROWS
+from modeling_icc.curation.selection import KeepRule, keep_mask
+from modeling_icc.utils.provenance import synthetic_captions
+
+
+class LengthScorer(ConcretenessScorer):
+    """A cheap stand-in model (score from caption length), so that memory tests measure I/O, not a model."""
+
+    model_id = "length"
+
+    def _score_valid(self, texts: list[str]) -> np.ndarray:
+        return (np.fromiter(map(len, texts), dtype=np.float32, count=len(texts)) % 97) / 96
+
+
+def write_input(path: Path, n: int) -> Path:
+    captions = synthetic_captions(n, seed=n)
+    if path.suffix == ".txt":
+        path.write_text("\n".join(captions) + "\n", encoding="utf-8")
+    elif path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps({"id": i, "caption": c}) + "\n" for i, c in enumerate(captions)))
+    elif path.suffix == ".csv":
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            csv.writer(handle).writerows([("id", "caption"), *enumerate(captions)])
+    else:
+        pq.write_table(pa.table({"id": np.arange(n), "caption": captions}), path, row_group_size=10_000)
+    return path
+
+
+def peak_traced_bytes(args: list[str], stdin: Path | None = None, monkeypatch=None) -> int:
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(stdin.open("rb")))
+    tracemalloc.start()
+    try:
+        assert main(args) == 0
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize(
+    ("suffix", "command", "ranking"),
+    [
+        (".txt", ["score"], False),
+        ("stdin.txt", ["score"], False),
+        (".jsonl", ["filter", "--threshold", "0.5"], False),
+        (".parquet", ["score"], False),
+        (".csv", ["filter", "--top-fraction", "0.3"], True),
+        ("stdin.txt", ["filter", "--top-k", "1000"], True),
+    ],
+)
+def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suffix, command, ranking):
+    """Peak Python memory for N and 2N rows (tracemalloc: exact, not disturbed by other processes).
+
+    Reading a whole file held about 1 KB per row; a ranking rule may keep a few bytes per row.
+    N is two whole chunks, so that both runs reach the steady state (one chunk being read
+    while the previous one is written).
+    """
+    monkeypatch.setattr(common, "open_scorer", lambda args: LengthScorer())
+    n = 2 * CHUNK_ROWS
+    peaks = []
+    for rows in (100, n, 2 * n):  # the first run imports what the job needs
+        source = write_input(tmp_path / f"in{rows}{suffix.removeprefix('stdin')}", rows)
+        out = tmp_path / f"out{rows}{source.suffix}"
+        if suffix.startswith("stdin"):
+            args = [*command, "--input", "-", "--output", str(out)]
+            peaks.append(peak_traced_bytes(args, stdin=source, monkeypatch=monkeypatch))
+        else:
+            peaks.append(peak_traced_bytes([*command, "--input", str(source), "--output", str(out)]))
+    capsys.readouterr()
+    growth_per_row = (peaks[2] - peaks[1]) / n
+    assert growth_per_row < (48 if ranking else 4), (peaks, growth_per_row)
+
+
+def test_stdout_gets_rows_before_the_input_ends():
+    """Piped input is scored and written chunk by chunk, not after reading everything."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    lines: list[bytes] = []
+    enough = threading.Event()
+
+    def read() -> None:
+        for line in process.stdout:
+            lines.append(line)
+            if len(lines) >= CHUNK_ROWS:
+                enough.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    process.stdin.write(b"".join(f"a dog number {i}\n".encode() for i in range(CHUNK_ROWS + 10)))
+    process.stdin.flush()
+    try:
+        assert enough.wait(timeout=120), f"only {len(lines)} rows written while the input was still open"
+    finally:
+        process.stdin.close()
+        process.wait()
+        reader.join()
+    assert len(lines) == CHUNK_ROWS + 10 and lines[-1].endswith(b"\ta dog number 32777\n")
+
+
+@pytest.fixture
+def tied_pool(tmp_path) -> tuple[Path, list[str], np.ndarray]:
+    captions = synthetic_captions(60, seed=3)
+    captions = captions[:20] + captions[:20] + [""] * 3 + captions[20:37]  # ties and NaNs across chunks
+    clip = np.random.default_rng(0).integers(0, 5, len(captions)).astype(float)  # ties in the CLIP rule too
+    path = tmp_path / "pool.jsonl"
+    path.write_text(
+        "".join(
+            json.dumps({"id": i, "caption": c, "clip": v}) + "\n"
+            for i, (c, v) in enumerate(zip(captions, clip, strict=False))
+        )
+    )
+    return path, captions, clip
+
+
+@pytest.mark.parametrize(
+    ("rule", "clip_rule"),
+    [
+        (KeepRule(top_k=17), None),
+        (KeepRule(top_fraction=0.4), None),
+        (KeepRule(threshold=0.6), KeepRule(top_k=25)),
+        (KeepRule(top_fraction=0.5), KeepRule(threshold=2)),
+    ],
+)
+def test_chunked_ranking_keeps_exactly_the_rows_of_one_pass(tied_pool, tmp_path, rule, clip_rule):
+    path, captions, clip = tied_pool
+    raw = LiteScorer().score(captions, errors="nan", raw=True)
+    expected = keep_mask(np.clip(raw, 0, 1), rule, ranking=raw)
+    if clip_rule is not None:
+        expected &= keep_mask(clip, clip_rule)
+    out = tmp_path / "kept.jsonl"
+    job = FileJob(path, "jsonl", out, "jsonl", rule=rule, clip_rule=clip_rule, clip_column="clip", chunk_rows=7)
+    result = run_file_job(job, LiteScorer)
+    kept = [json.loads(line)["id"] for line in out.read_text().splitlines()]
+    assert kept == np.flatnonzero(expected).tolist()
+    assert result.rows == len(captions) and result.kept == int(expected.sum()) and result.stats.nan == 3
+
+
+def test_chunks_keep_order_and_scores(tied_pool, tmp_path):
+    path, captions, _ = tied_pool
+    out = tmp_path / "scored.csv"
+    run_file_job(FileJob(path, "jsonl", out, "csv", chunk_rows=5), LiteScorer)
+    with out.open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [int(row["id"]) for row in rows] == list(range(len(captions)))
+    expected = LiteScorer().score(captions, errors="nan")
+    got = np.array([float(row["icc_score"]) if row["icc_score"] else np.nan for row in rows])
+    np.testing.assert_allclose(got, expected, atol=1e-6)
+
+
+def test_stdin_with_a_ranking_rule_is_read_twice_from_a_copy(tied_pool):
+    path, captions, _ = tied_pool
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "modeling_icc",
+            "filter",
+            "--model",
+            "lite",
+            "-i",
+            "-",
+            "--format",
+            "jsonl",
+            "--top-fraction",
+            "0.25",
+        ],
+        input=path.read_bytes(),
+        capture_output=True,
+        check=True,
+    )
+    raw = LiteScorer().score(captions, errors="nan", raw=True)
+    expected = np.flatnonzero(keep_mask(np.clip(raw, 0, 1), KeepRule(top_fraction=0.25), ranking=raw))
+    assert [json.loads(line)["id"] for line in result.stdout.decode().splitlines()] == expected.tolist()
+
+
+def test_score_quantiles_match_numpy():
+    scores = np.random.default_rng(1).random(10_001).astype(np.float32)
+    scores[::50] = np.nan
+    stats = ScoreStats()
+    for part in np.array_split(scores, 7):
+        stats.add(part)
+    qs = [0.05, 0.25, 0.5, 0.75, 0.95]
+    np.testing.assert_allclose(stats.quantiles(qs), np.nanquantile(scores, qs), atol=1e-5)
+    assert stats.rows == len(scores) and stats.nan == np.isnan(scores).sum()
+    assert ScoreStats().quantiles(qs) is None
+
+
+def test_a_neural_student_scores_a_file(tiny_student_dir, tied_pool, tmp_path):
+    path, captions, _ = tied_pool
+    out = tmp_path / "scored.jsonl"
+    args = ["--model", str(tiny_student_dir), "--dtype", "float32", "--device", "cpu", "-i", str(path), "-o", str(out)]
+    assert main(["score", *args]) == 0
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [row["id"] for row in rows] == list(range(len(captions)))
+    assert {row["icc_model"] for row in rows} == {str(tiny_student_dir)}
+    expected = load_scorer(tiny_student_dir, device="cpu", dtype="float32").score(captions, errors="nan")
+    got = np.array([np.nan if row["icc_score"] is None else row["icc_score"] for row in rows])
+    np.testing.assert_allclose(got, expected, atol=1e-5)
