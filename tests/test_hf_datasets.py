@@ -258,15 +258,15 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
             handle.write(json.dumps({"pid": os.getpid(), "event": "load", "device": kwargs.get("device")}) + "\n")
         return real_load(*args, **kwargs)
 
+    captions = [c or "" for c in CAPTIONS] * 4
+    scorer = load_scorer(tiny_student_dir, device="cpu")  # the reference, loaded before loads are recorded
+    reference = scorer.score(captions, errors="nan")
     monkeypatch.setattr(hf_datasets, "device_for_rank", record_device)
     monkeypatch.setattr(scorer_load, "_load", record_load)
     scorer_load.clear_scorer_cache()
-    captions = [c or "" for c in CAPTIONS] * 4
     scored = add_icc_scores(
         datasets.Dataset.from_dict({"caption": captions}), model=str(tiny_student_dir), num_proc=2, batch_size=4
     )
-    scorer = load_scorer(tiny_student_dir, device="cpu")
-    reference = scorer.score(captions, errors="nan")
     scores = np.asarray(scored["icc_score"], dtype=float)
     np.testing.assert_allclose(scores, reference, atol=score_atol(scorer), equal_nan=True)
 
