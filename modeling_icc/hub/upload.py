@@ -25,7 +25,7 @@ from huggingface_hub.utils import HFValidationError, validate_repo_id
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
-from ..scoring.load import ZERO_DOWNLOAD_MODELS, load_scorer
+from ..scoring.load import LITE_MODEL_ID, ZERO_DOWNLOAD_MODELS, load_scorer
 from ..utils.errors import UserInputError
 from ..utils.shipped_data import paper_examples
 from ..version import DISTRIBUTION
@@ -326,11 +326,11 @@ def _validate_metric_script(folder: Path) -> str:
     from .measurement import module_script
 
     script = module_script(folder)
-    module = evaluate.load(str(script))
-    result = module.compute(predictions=["a man with a white shirt"], model_id="lite")
-    if len(result["icc_scores"]) != 1:
+    module = evaluate.load(str(script), LITE_MODEL_ID)
+    result = module.compute(predictions=["a man with a white shirt"])
+    if len(result["icc_scores"]) != 1 or result["icc_model"] != LITE_MODEL_ID:
         raise UserInputError(f"{script.name}: compute() returned {result}")
-    return f"evaluate.load('{script.name}') computes offline with model_id='lite'"
+    return f"evaluate.load('{script.name}', {LITE_MODEL_ID!r}) computes offline"
 
 
 def _read_requirements(path: Path) -> dict[str, Requirement]:
