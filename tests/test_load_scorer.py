@@ -103,3 +103,9 @@ def test_a_cached_fallback_is_reported_on_every_call(tmp_path):
     for _ in range(2):
         with pytest.warns(ModelFallbackWarning, match="fallback model 'lite'"):
             assert load_scorer(tmp_path / "absent", fallback="lite", cache=True).model_id == "lite"
+
+
+def test_fallback_notices_leaves_other_warnings_alone():
+    with pytest.warns(UserWarning, match="unrelated") as caught, fallback_notices() as notices:
+        warnings.warn("unrelated", UserWarning, stacklevel=1)
+    assert notices == [] and not any(issubclass(w.category, ModelFallbackWarning) for w in caught)

@@ -88,11 +88,9 @@ def build_model_folder(model: str | os.PathLike, card: str | os.PathLike, folder
     checkpoints, so every upload has the same layout, and leaves training leftovers such as
     the pickled ``training_args.bin`` behind.
     """
-    if os.fspath(model) in ZERO_DOWNLOAD_MODELS:
-        _copy_card(card, folder)
-        return folder
-    _copy_card(card, folder)  # checked before the model is loaded
-    convert_student(model, folder, card)
+    _copy_card(card, folder)  # checked before any model is loaded
+    if os.fspath(model) not in ZERO_DOWNLOAD_MODELS:
+        convert_student(model, folder)
     return folder
 
 

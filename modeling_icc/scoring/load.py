@@ -255,14 +255,16 @@ def fallback_notices() -> Iterator[list[str]]:
     The list is filled when the block ends; other warnings are shown as usual.
     """
     notices: list[str] = []
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", ModelFallbackWarning)
-        yield notices
-    for warning in caught:
-        if issubclass(warning.category, ModelFallbackWarning):
-            notices.append(str(warning.message))
-        else:
-            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ModelFallbackWarning)
+            yield notices
+    finally:
+        for warning in caught:
+            if issubclass(warning.category, ModelFallbackWarning):
+                notices.append(str(warning.message))
+            else:
+                warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 def looks_like_hub_id(name: str) -> bool:
