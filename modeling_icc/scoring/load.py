@@ -212,16 +212,8 @@ def _cache_key(name: str, device, dtype, compile: bool) -> tuple:
 @lru_cache(maxsize=8)
 def _cached_model(key: tuple) -> tuple[ConcretenessScorer, str | None]:
     name, device, dtype, compile, fallback = key
-    return _load_with_fallback(
-        name,
-        fallback,
-        device=device,
-        dtype=dtype,
-        batch_size=None,
-        max_batch_tokens=None,
-        progress=None,
-        compile=compile,
-    )
+    unset = dict.fromkeys(("batch_size", "max_batch_tokens", "progress"))  # set per call, on a copy
+    return _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **unset)
 
 
 @lru_cache(maxsize=16)
