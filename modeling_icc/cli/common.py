@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..curation.io.formats import FORMATS, TEXT_COLUMN, check_input_file, infer_format
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
-from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError, load_scorer
+from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, fallback_notices, load_scorer
 from ..utils.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -28,8 +28,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--model",
         default=None,
-        help=f"Hub id, local directory or 'lite' (default: {DEFAULT_MODEL_ID}, falling back to 'lite' "
-        "with a notice when it cannot be loaded)",
+        help=f"Hub id, local directory or '{LITE_MODEL_ID}' (embedded, no download) (default: {DEFAULT_MODEL_ID})",
+    )
+    group.add_argument(
+        "--fallback",
+        default=None,
+        metavar="MODEL",
+        help=f"model to use, with a notice, when --model cannot be loaded here (e.g. '{LITE_MODEL_ID}'); "
+        "without it such a model is an error",
     )
     group.add_argument("--batch-size", type=int, default=None, help="rows per batch (neural models)")
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
@@ -138,7 +144,7 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
 
 
 def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
-    """Load the requested model; the default falls back to lite with a one-line notice.
+    """Load the requested model, or the ``--fallback`` model with a one-line notice where it cannot be loaded.
 
     The scorer shows no progress bar of its own: jobs show one over all their rows.
     """
@@ -149,17 +155,11 @@ def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
         "compile": args.compile,
         "progress": False,
     }
-    if args.model is not None:
-        return load_scorer(args.model, **options)
-    try:
-        return load_scorer(DEFAULT_MODEL_ID, **options)
-    except ModelNotAvailableError:
-        print(
-            f"icc: {DEFAULT_MODEL_ID} is not available here (no download possible); using the embedded "
-            f"'{LITE_MODEL_ID}' model. Pass --model lite to silence this notice.",
-            file=sys.stderr,
-        )
-        return load_scorer(LITE_MODEL_ID)
+    with fallback_notices() as notices:
+        scorer = load_scorer(args.model, fallback=args.fallback, **options)
+    for notice in notices:
+        print(f"icc: notice: {notice}", file=sys.stderr)
+    return scorer
 
 
 def file_job(args: argparse.Namespace, table: CaptionTable | None = None, **options: object) -> FileJob:

@@ -12,6 +12,8 @@ from pathlib import Path
 DEV_SPLIT_FILE = "caption_concreteness_dev.csv"
 PAPER_EXAMPLES_FILE = "paper_examples.jsonl"
 DEMO_CAPTIONS_FILE = "demo_captions.txt"
+#: The dev split's frozen internal test partition (issue 16's protocol): its ``sample_id``s.
+FROZEN_PARTITION_FILE = "dev_frozen_partition_ids.txt"
 
 
 def data_path(name: str) -> Path:
@@ -37,6 +39,12 @@ def dev_split() -> list[dict]:
     """The 303-caption development split: ``sample_id``, ``caption``,
     ``concreteness_annotation`` (0-3 human label) and ``icc_score`` (published model, raw)."""
     return [dict(row) for row in _dev_rows()]
+
+
+def frozen_partition_ids() -> list[str]:
+    """The ``sample_id``s of the dev split's frozen test partition, in file order (``#`` lines are its header)."""
+    lines = data_path(FROZEN_PARTITION_FILE).read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def paper_examples() -> list[dict]:

@@ -26,7 +26,7 @@ from datasets import Dataset, Features, IterableDataset, LargeList, List, Value
 from datasets import Sequence as SequenceFeature
 from tqdm.auto import tqdm
 
-from ...scoring.scorer_cache import ModelSpec, cached_scorer
+from ...scoring.load import ModelSpec, load_scorer
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, aggregate, aggregate_column, is_nested, scored_columns, to_float_array, to_pylist
 from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, Level, float_rows, require_columns
@@ -56,7 +56,9 @@ class _ScoreBatch:
     def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
         if self.num_proc and self.num_proc > 1:
             torch.set_num_threads(threads_per_worker(self.num_proc))
-        scorer = cached_scorer(self.model, device_for_rank(self.device, rank), self.dtype, self.model_batch_size)
+        scorer = load_scorer(
+            self.model, device_for_rank(self.device, rank), self.dtype, self.model_batch_size, cache=True
+        )
         return scored_columns(
             scorer,
             values,

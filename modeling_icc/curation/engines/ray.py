@@ -33,7 +33,7 @@ import ray
 import ray.data
 import torch
 
-from ...scoring.scorer_cache import ModelSpec, cached_scorer
+from ...scoring.load import ModelSpec, load_scorer
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, is_nested, scored_columns, to_float_array
 from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, GlobalCut, require_columns
@@ -62,7 +62,7 @@ class ScoreBatches:
     ) -> None:
         if threads:
             torch.set_num_threads(threads)
-        self.scorer = cached_scorer(model, device, dtype, model_batch_size)
+        self.scorer = load_scorer(model, device, dtype, model_batch_size, cache=True)
         self.column, self.output_column, self.nested = column, output_column, nested
         self.raw_column, self.aggregates = raw_column, tuple(aggregates)
 

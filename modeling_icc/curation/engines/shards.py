@@ -41,7 +41,7 @@ import torch
 from tqdm.auto import tqdm
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.scorer_cache import cached_scorer
+from ...scoring.load import load_scorer
 from ...utils.errors import UserInputError
 from ...utils.provenance import environment, write_json
 from ..columns import score_flat, to_float_array
@@ -316,7 +316,7 @@ def process_shard(
             raw = saved["icc_raw"]
         report(len(raw))
     else:
-        scorer = cached_scorer(model, job.device, job.dtype, job.batch_size, job.compile)
+        scorer = load_scorer(model, job.device, job.dtype, job.batch_size, compile=job.compile, cache=True)
         raw = _score_captions(scorer, table.captions, report)
     if len(raw) != len(table):
         raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")
