@@ -344,10 +344,14 @@ def _json_value(value: Any) -> Any:
         return None if np.isnan(value) else round(float(value), 6)
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, list):  # the scores of a row's list of captions
+        return [_json_value(item) for item in value]
     return value
 
 
 def _cell(value: Any) -> str:
     if isinstance(value, (np.floating, float)):
         return "" if np.isnan(value) else f"{float(value):.6f}"
+    if isinstance(value, list):
+        return json.dumps(_json_value(value))
     return "" if value is None else str(value)
