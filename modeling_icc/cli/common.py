@@ -236,7 +236,10 @@ def run_single_file(args: argparse.Namespace, job: FileJob) -> FileJobResult:
 
 def print_summary(result: FileJobResult, extra: list[str] | None = None) -> None:
     rate = result.rows / result.seconds if result.seconds > 0 else float("inf")
-    lines = [f"scored {result.rows} rows with {result.model_id} in {result.seconds:.2f}s ({rate:,.0f} rows/s)"]
+    captions = "" if result.stats.rows == result.rows else f" ({result.stats.rows} captions)"
+    lines = [
+        f"scored {result.rows} rows{captions} with {result.model_id} in {result.seconds:.2f}s ({rate:,.0f} rows/s)"
+    ]
     lines += extra or []
     lines.append(
         f"NaN (blank or non-text captions): {result.stats.nan}"

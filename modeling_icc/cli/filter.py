@@ -117,7 +117,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"icc: wrote {result.subset_uids} uids to the DataComp subset {subset}", file=sys.stderr)
     dropped = result.rows - result.kept
     rules = job.plan.describe()
-    print_summary(result, [f"rule: {rules}; rows in: {result.rows}, kept: {result.kept}, dropped: {dropped}"])
+    lines = [f"rule: {rules}; rows in: {result.rows}, kept: {result.kept}, dropped: {dropped}"]
+    if result.kept_captions is not None:
+        lines.append(f"node captions kept: {result.kept_captions} of {result.stats.rows}")
+    print_summary(result, lines)
     if args.show:
         from .display import print_score_table
 

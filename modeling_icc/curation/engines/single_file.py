@@ -111,11 +111,14 @@ class ScoreStats:
 
 @dataclass
 class FileJobResult:
-    """What a single-file job did, for its summary."""
+    """What a single-file job did, for its summary. ``stats`` counts captions: with lists of
+    captions per row, every caption of every row (``kept_captions``: those kept at node level)."""
 
     model_id: str
     stats: ScoreStats = field(default_factory=ScoreStats)
+    rows: int = 0
     kept: int = 0
+    kept_captions: int | None = None
     non_text: int = 0
     decode_errors: int = 0
     seconds: float = 0.0
@@ -123,10 +126,6 @@ class FileJobResult:
     base64_columns: list[str] = field(default_factory=list)
     subset_uids: int | None = None
     shown: list[tuple[Any, float, bool]] = field(default_factory=list)
-
-    @property
-    def rows(self) -> int:
-        return self.stats.rows
 
 
 def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) -> FileJobResult:
@@ -241,7 +240,12 @@ def _account(
     result: FileJobResult, job: FileJob, plan: FilterPlan, chunk: CaptionTable, piece: pieces.ScoredPiece
 ) -> None:
     result.stats.add(piece.scores)
+    result.rows += len(chunk)
     result.kept += len(chunk) if piece.keep is None else int(piece.keep.sum())
+    if plan.level == "node":
+        kept_rows = range(len(chunk)) if piece.keep is None else np.flatnonzero(piece.keep)
+        kept_captions = sum(len(piece.table.captions[row] or ()) for row in kept_rows)
+        result.kept_captions = (result.kept_captions or 0) + kept_captions
     result.non_text += sum(not isinstance(caption, str) for caption in flat_captions(chunk.captions, plan.nested))
     result.decode_errors += chunk.decode_errors
     wanted = job.show - len(result.shown)

@@ -392,7 +392,7 @@ def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: objec
 
 
 def _arrow_table(table: pa.Table, column: str) -> CaptionTable:
-    captions = table.column(column).to_pylist() if column in table.column_names else []
+    captions = table.column(column).to_pylist() if column in table.column_names else [None] * table.num_rows
     return CaptionTable("parquet", column, captions, arrow=table, fieldnames=list(table.column_names))
 
 

@@ -170,7 +170,11 @@ class ParquetTableWriter(TableWriter):
         if self.writer is None:
             self.schema = base.schema
             self.writer = pq.ParquetWriter(self.stream, self.schema)
-        self.writer.write_table(base.cast(self.schema))
+        # Only columns of another type are cast: Arrow fails to cast some nested structs (GBC
+        # vertices) to their own type.
+        types = zip(base.columns, self.schema.types, strict=True)
+        columns = [column if column.type == kind else column.cast(kind) for column, kind in types]
+        self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
 
     def close(self) -> None:
         if self.writer is not None:
