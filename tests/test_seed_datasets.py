@@ -106,14 +106,6 @@ def test_vsr_relatedness_is_another_rule_column(tmp_path, capsys):
     assert (tmp_path / "clip.tsv").read_bytes() == out.read_bytes()
 
 
-def test_a_blank_rule_cell_is_never_kept(tmp_path):
-    source = tmp_path / "pairs.csv"
-    source.write_text("caption,clip_score\na red car on a street,0.4\na brown dog on the grass,\n")
-    out = tmp_path / "kept.csv"
-    assert icc("filter", "--model", "lite", "-i", source, "-o", out, "--threshold", "0", "--clip-threshold", "0") == 0
-    assert [row["caption"] for row in csv.DictReader(out.open())] == ["a red car on a street"]
-
-
 @pytest.mark.parametrize("container", ["jsonl", "parquet"])
 def test_gbc_graphs_score_every_node_caption(tmp_path, gbc_parquet, container):
     source = GBC if container == "jsonl" else gbc_parquet
