@@ -330,3 +330,19 @@ def test_single_file_filter_with_clip_rule_and_subset(tmp_path, capsys):
     assert kept == [pool.column("uid")[int(i)].as_py() for i in np.flatnonzero(expected)]
     assert datacomp.array_to_uids(datacomp.load_subset(subset)) == sorted(kept)
     assert "and clip_score: score >= 0.5" in capsys.readouterr().err
+
+
+def test_resume_from_scores_saved_without_ranking_values(tmp_path):
+    """Work saved by an older icc (raw scores only) is completed, not read as ranking values."""
+    write_parquet_pool(tmp_path / "in", n_shards=3, rows=20)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "9", "--no-progress"]
+    assert icc(*args, "--output-dir", tmp_path / "ref") == 0
+    assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    for saved in (tmp_path / "out" / ".icc-work").glob("*.raw.npz"):
+        with np.load(saved) as arrays:
+            raw = arrays["icc_raw"]
+        np.savez(saved, icc_raw=raw, clip=np.zeros(0))
+    for done in (tmp_path / "out").glob("*.stats.json"):
+        done.unlink()
+    assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    assert outputs(tmp_path / "out") == outputs(tmp_path / "ref")

@@ -93,13 +93,16 @@ class _KeepRows:
 
     def __call__(self, batch: pa.Table) -> pa.Table:
         if self.plan.level == "node":
-            for name, values in self.plan.keep_nodes({name: batch.column(name) for name in batch.column_names}).items():
+            for name, values in self.plan.keep_nodes(_columns(batch)).items():
                 index = batch.column_names.index(name)
                 batch = batch.set_column(index, name, pa.array(values, type=batch.schema.field(name).type))
-        if not self.plan.rules():
-            return batch
-        columns = {name: batch.column(name) for name in batch.column_names}
-        return batch.filter(pa.array(self.plan.mask(columns, batch.num_rows, self.cuts)))
+        if self.plan.rules():
+            batch = batch.filter(pa.array(self.plan.mask(_columns(batch), batch.num_rows, self.cuts)))
+        return batch
+
+
+def _columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
+    return {name: table.column(name) for name in table.column_names}
 
 
 def add_icc_scores(
@@ -210,7 +213,7 @@ def _fit(scored: ray.data.Dataset, plan: FilterPlan) -> Cuts | None:
     needed = [name for name in schema.names if name in plan.mask_columns]
     batches = list(scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None))
     table = pa.concat_tables(batches) if batches else pa.table({name: pa.array([], pa.float32()) for name in needed})
-    columns = {name: table.column(name) for name in table.column_names}
+    columns = _columns(table)
     ids = [columns[plan.tie_break_column]] if plan.tie_break_column else None
     return plan.fit([plan.ranking_values(columns)], ids=ids, ordered=False)[0]
 

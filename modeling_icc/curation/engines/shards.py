@@ -166,8 +166,8 @@ def plan_shards(job: ShardJob) -> list[Shard]:
     inputs = {path.resolve() for path in job.inputs}
     for path in job.inputs:
         fmt = detect_format(path, job.input_format)
-        out_fmt = job.output_format or ("parquet" if fmt == "tar" and job.plan.rule is None else None)
-        out_fmt = out_fmt or default_output_format(fmt, path)
+        scores_only = fmt == "tar" and job.plan.rule is None  # scores of tar samples, without their images
+        out_fmt = job.output_format or ("parquet" if scores_only else default_output_format(fmt, path))
         name = path.name[: -len(path.suffix)] if path.suffix else path.name
         if name in names:
             raise UserInputError(
@@ -216,7 +216,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
         ):
             tasks = [ShardTask(shard, "write") for shard in pending]
             if job.plan.needs_all_rows and pending:
-                unscored = [ShardTask(shard, "score") for shard in shards if not shard.raw_scores.is_file()]
+                unscored = [ShardTask(shard, "score") for shard in shards if not _ranked(shard, job.plan)]
                 progress.shards.total += len(unscored)
                 runner.run(unscored)
                 tasks = _with_cuts(job, shards, pending)
@@ -347,6 +347,14 @@ def process_shard(
 
 def _kept(values: list[Any], keep: np.ndarray | None) -> list[Any]:
     return values if keep is None else [values[row] for row in np.flatnonzero(keep)]
+
+
+def _ranked(shard: Shard, plan: FilterPlan) -> bool:
+    """Whether the shard's raw scores and ranking values are saved (an older run may have saved scores only)."""
+    if not shard.raw_scores.is_file():
+        return False
+    with np.load(shard.raw_scores, allow_pickle=False) as saved:
+        return all(f"rank_{name}" in saved.files for name in plan.ranked())
 
 
 def _with_cuts(job: ShardJob, shards: list[Shard], pending: list[Shard]) -> list[ShardTask]:
