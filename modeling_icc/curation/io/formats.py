@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from ...utils.errors import UserInputError
 from . import gbc
@@ -85,8 +86,16 @@ def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
 def default_output_format(fmt: str, path: str | os.PathLike | None = None) -> str:
     """What an input format is written as: itself, or the table format its rows are read as."""
     if fmt == "gbc":
-        return "parquet" if path is not None and _starts_with(path, b"PAR1") else "jsonl"
+        return "parquet" if path is not None and is_parquet(path) else "jsonl"
     return {"cc3m": "tsv", "coco": "jsonl"}.get(fmt, fmt)
+
+
+def is_parquet(source: str | os.PathLike | BinaryIO) -> bool:
+    """Whether ``source`` (a path, or a stream that can peek) starts with Parquet's magic bytes."""
+    if hasattr(source, "peek"):
+        return source.peek(4)[:4] == b"PAR1"
+    with open(source, "rb") as stream:
+        return stream.read(4) == b"PAR1"
 
 
 def _is_cc3m_row(line: bytes) -> bool:
@@ -103,7 +112,7 @@ def _has_vertices(line: bytes) -> bool:
 
 
 def _parquet_has_vertices(path: str | os.PathLike) -> bool:
-    if not _starts_with(path, b"PAR1"):
+    if not is_parquet(path):
         return False
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -112,11 +121,6 @@ def _parquet_has_vertices(path: str | os.PathLike) -> bool:
         return gbc.VERTICES in pq.read_schema(path).names
     except (pa.ArrowInvalid, OSError):  # not readable: the reader says so
         return False
-
-
-def _starts_with(path: str | os.PathLike, magic: bytes) -> bool:
-    with open(path, "rb") as stream:
-        return stream.read(len(magic)) == magic
 
 
 def check_input_file(path: str | os.PathLike) -> Path:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from ...utils.errors import UserInputError
 from . import gbc
 from . import webdataset as webdataset_tar
-from .formats import CC3M_COLUMNS, TEXT_COLUMN, check_input_file, missing_column_message, sniff_binary
+from .formats import CC3M_COLUMNS, TEXT_COLUMN, check_input_file, is_parquet, missing_column_message, sniff_binary
 from .text import BOM, LineDecoder, raw_lines, strip_line_end
 
 if TYPE_CHECKING:
@@ -85,9 +85,9 @@ class CaptionTable:
 
         arrow = self.arrow
         for name, values in columns.items():
-            kind = arrow.schema.field(name).type if name in arrow.column_names else None
             if name in arrow.column_names:
-                arrow = arrow.set_column(arrow.column_names.index(name), name, pa.array(values, type=kind))
+                index = arrow.column_names.index(name)
+                arrow = arrow.set_column(index, name, pa.array(values, type=arrow.schema.field(index).type))
             else:
                 arrow = arrow.append_column(name, pa.array(values))
         return replace(self, captions=captions, arrow=arrow, records=None, fieldnames=fieldnames)
@@ -148,12 +148,7 @@ def _container(source: Path | BinaryIO, fmt: str) -> str:
     """The format a reader reads: ``fmt`` itself, or for GBC graphs the file format that holds them."""
     if fmt != "gbc":
         return fmt
-    if isinstance(source, Path):
-        with source.open("rb") as stream:
-            head = stream.read(4)
-    else:
-        head = source.peek(4)[:4]
-    return "parquet" if head == b"PAR1" else "jsonl"
+    return "parquet" if is_parquet(source) else "jsonl"
 
 
 def read_table(source: Source, fmt: str, column: str = TEXT_COLUMN) -> CaptionTable:
