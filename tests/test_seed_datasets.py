@@ -181,6 +181,7 @@ def test_gbc_node_level_in_sharded_jobs(tmp_path):
         (["score", "-i", GBC, "--output-format", "txt"], ".txt output cannot hold"),
         (["filter", "-i", GBC, "--level", "node", "--threshold", "0.5", "--show", "2"], "--show"),
         (["score", "-i", VSR, "--format", "coco"], "not valid JSON"),
+        (["filter", "-i", GBC, "--aggregate", "min", "--threshold", "0.5", "--node-columns", "x"], "node_columns"),
     ],
 )
 def test_format_overrides_and_mismatches_are_one_line_errors(capsys, args, message):

@@ -111,14 +111,13 @@ def filter_plan(
     """The plan of a command on input format ``fmt``: its caption column (and aligned columns) and rules."""
     column, node_columns = FORMAT_COLUMNS.get(fmt, (TEXT_COLUMN, ()))
     level = getattr(args, "level", "row")
-    if level == "node" and getattr(args, "node_columns", None) is not None:
-        node_columns = tuple(args.node_columns)
+    given = getattr(args, "node_columns", None)  # refused without --level node
     return FilterPlan(
         rule,
         args.column or column,
         level=level,
         aggregate=getattr(args, "aggregate", None),
-        node_columns=node_columns if level == "node" else (),
+        node_columns=given if given is not None else node_columns if level == "node" else (),
         other=other,
     )
 
