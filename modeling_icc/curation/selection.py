@@ -130,14 +130,15 @@ def fit_cuts(
     """
     if not rule.is_ranking:
         raise ValueError("fit_cuts is for top_k / top_fraction rules")
-    values = [np.asarray(piece, dtype=np.float64) for piece in pieces]
-    valid = np.concatenate(values or [np.zeros(0)])
+    values = [np.asarray(piece) for piece in pieces]  # no float64 copies held: one value per row is all there is
+    valid = np.concatenate([piece.astype(np.float64) for piece in values] or [np.zeros(0)])
     valid = valid[~np.isnan(valid)]
     k = rule.top_count(len(valid))
     if k == 0:
         return [Cut(np.inf, ties=0) for _ in values]
     cutoff = float(np.partition(valid, len(valid) - k)[len(valid) - k])
     budget = k - int((valid > cutoff).sum())
+    del valid
     if ids is not None:
         return [Cut(cutoff, last_tied_id=_last_tied_id(values, ids, cutoff, budget))] * len(values)
     if not ordered:
