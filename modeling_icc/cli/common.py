@@ -28,8 +28,8 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--model",
         default=None,
-        help=f"Hub id, local directory or 'lite' (default: {DEFAULT_MODEL_ID}, falling back to 'lite' "
-        "with a notice when it cannot be loaded)",
+        help=f"Hub id, local directory, 'mini' or 'lite' (the zero-download models) (default: {DEFAULT_MODEL_ID}, "
+        "falling back to 'lite' with a notice when it cannot be loaded)",
     )
     group.add_argument("--batch-size", type=int, default=None, help="rows per batch (neural models)")
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")

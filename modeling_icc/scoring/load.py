@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # torch and transformers are imported only when a neural mode
 #: The published ICC student (Yanuka et al., 2024): DistilRoBERTa regression.
 DEFAULT_MODEL_ID = "moranyanuka/icc"
 LITE_MODEL_ID = "lite"
+MINI_MODEL_ID = "mini"
 #: Weight files that need unpickling, which can run arbitrary code: never loaded.
 PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 
@@ -57,8 +58,9 @@ def load_scorer(
     """Load a concreteness scorer.
 
     ``name_or_path``: a Hub id (default: the published ``moranyanuka/icc``), a local
-    directory with a saved student (ours or the published RoBERTa format), or
-    ``"lite"`` for the embedded zero-download model. ``device`` defaults to CUDA
+    directory with a saved student (ours or the published RoBERTa format), ``"mini"``
+    (the pip-shipped MiniLM with the package's heads) or ``"lite"`` (pure Python): the
+    two zero-download models. ``device`` defaults to CUDA
     when present; ``dtype`` to bf16 on GPUs and on CPUs with native bf16 (AMX,
     AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``). Weights are read
     from safetensors only. ``compile=True`` runs the ``transformers`` module through
@@ -70,6 +72,12 @@ def load_scorer(
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
     if name == LITE_MODEL_ID:  # device, dtype and batching do not apply to the pure-Python model
         return LiteScorer()
+    if name == MINI_MODEL_ID:  # pip-shipped MiniLM + heads in the package, nothing to download; compile: students only
+        from .mini import MiniScorer
+
+        return MiniScorer(
+            device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress
+        )
     from .devices import resolve_device, resolve_dtype
     from .neural import NeuralScorer
 
