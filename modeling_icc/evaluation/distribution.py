@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..scoring.base import ConcretenessScorer
+from .report import save_figure
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 HISTOGRAM_BINS = 20
@@ -81,14 +82,7 @@ def plot_histograms(result: dict, path: str | os.PathLike, title: str) -> Path:
     axis.set_ylabel("captions")
     axis.set_title(title, fontsize=10)
     axis.legend(fontsize=8)
-    figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp.png")
-    figure.savefig(temp, dpi=110)
-    plt.close(figure)
-    os.replace(temp, path)
-    return path
+    return save_figure(figure, path)
 
 
 def _cell(text: str) -> str:
