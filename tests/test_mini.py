@@ -192,9 +192,7 @@ def test_auto_model_round_trip(fp32_scorer, tmp_path):
     model, info = AutoModel.from_pretrained(tmp_path, output_loading_info=True)
     assert type(model) is MiniICCModel and type(AutoConfig.from_pretrained(tmp_path)).__name__ == "MiniICCConfig"
     assert not info["missing_keys"] and not info["unexpected_keys"] and not info["mismatched_keys"]
-    batch = fp32_scorer.tokenizer(
-        [text.lower() for text in CAPTIONS], padding=True, return_tensors="pt", return_token_type_ids=False
-    )
+    batch = fp32_scorer.tokenizer([text.lower() for text in CAPTIONS], padding=True, return_tensors="pt")
     with torch.inference_mode():
         expected = fp32_scorer.model(**batch).scores
         assert torch.equal(model.eval()(**batch).scores, expected)

@@ -32,6 +32,7 @@ class MiniScorer(ConcretenessScorer):
     human annotation. Captions are lower-cased, tokenized once, sorted by length and batched under a
     token budget; only the first 128 tokens are read. The encoder runs in ``dtype`` (default: bf16 on GPUs
     and on CPUs with native bf16, fp32 elsewhere or with ``ICC_FORCE_FP32=1``); the heads always run in fp32.
+    A ``model`` passed in is moved to ``device`` and its encoder cast to ``dtype``.
     """
 
     model_id = "mini"

@@ -204,8 +204,16 @@ class MiniICCModel(BertPreTrainedModel):
         logits = self.calibration[0] * raw + self.calibration[1]
         return MiniICCOutput(torch.sigmoid(logits), logits, pooled, token_concreteness, use)
 
-    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **kwargs) -> MiniICCOutput:
-        """Scores of right-padded token ids (the encoder may run in bf16; the heads always run in fp32)."""
+    def forward(
+        self, input_ids: torch.Tensor, attention_mask: torch.Tensor, token_type_ids: torch.Tensor | None = None
+    ) -> MiniICCOutput:
+        """Scores of right-padded token ids (the encoder may run in bf16; the heads always run in fp32).
+
+        ``token_type_ids`` is accepted, so that ``model(**tokenizer(...))`` works, and must be all zeros:
+        captions are one segment, as in training.
+        """
+        if token_type_ids is not None and bool(token_type_ids.any()):
+            raise ValueError("mini reads one segment: token_type_ids must be all zeros")
         return self._outputs(self.hidden_layers(input_ids, attention_mask), input_ids, attention_mask)
 
     @torch.no_grad()
