@@ -12,7 +12,7 @@ Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.evalu
      "results": [{"benchmark": "captions",                   # required
                   "scorer": "lite",                          # required: registry key, path or Hub id
                   "scorer_id": "lite",                       # optional: the model id the scorer reports
-                  "label": "lite (embedded, zero-download)", # optional display name
+                  "label": "lite (pure Python, zero-download)", # optional display name
                   "in_sample": null,                         # optional: why the row is not held out
                   "n": 303,                                  # required
                   "pearson": {"value": 0.74, "low": 0.69, "high": 0.79},   # value null = undefined
