@@ -7,17 +7,8 @@ so that ``evaluate.load`` on a folder, a path or a Space finds one class to buil
 import datasets
 import evaluate
 
-from modeling_icc.hub.measurement import as_prediction, as_predictions, compute_icc
-
-_CITATION = """\
-@inproceedings{yanuka-etal-2024-icc,
-    title = "{ICC}: Quantifying Image Caption Concreteness for Multimodal Dataset Curation",
-    author = "Yanuka, Moran and Alper, Morris and Averbuch-Elor, Hadar and Giryes, Raja",
-    booktitle = "Findings of the Association for Computational Linguistics: ACL 2024",
-    year = "2024",
-    url = "https://aclanthology.org/2024.findings-acl.592/",
-}
-"""
+from modeling_icc.hub.measurement import as_prediction, as_predictions, compute_icc, model_for_config
+from modeling_icc.utils.citation import CITATION, PAPER_URL
 
 _DESCRIPTION = """\
 Image Caption Concreteness (ICC) scores how visually concrete a caption is, from the text
@@ -26,12 +17,16 @@ keep captions a reader could picture, drop abstract or off-image text.
 """
 
 _KWARGS_DESCRIPTION = """
+The model is chosen when the module is loaded, by its configuration name:
+`evaluate.load(MODULE)` (or config "default") scores with the published student
+"moranyanuka/icc"; `evaluate.load(MODULE, "lite")` with the embedded zero-download model;
+any other name is a model shipped in the package or a Hub id. The module never switches
+models: one that cannot be loaded raises an error that names the offline models.
 Args:
     predictions (`list` of `str`): captions to score. Blank or missing captions, and items
         that are not strings, score NaN; a single string (not in a list) is refused.
-    model_id (`str`, optional): Hub id, local directory or "lite" (the embedded,
-        zero-download model). Default: the published student "moranyanuka/icc", falling
-        back to "lite" with a warning when it cannot be loaded.
+    model_id (`str`, optional): overrides the configuration's model for this call: a Hub id,
+        a local directory, or a model shipped in the package such as "lite".
     batch_size (`int`, optional): rows per batch for neural students.
     device (`str`, optional): "cpu", "cuda", "cuda:1", "mps" (default: best available).
     dtype (`str`, optional): "float32", "bfloat16" or "float16" (default: bf16 on GPU).
@@ -45,8 +40,8 @@ Returns:
     icc_mean, icc_median, icc_std, icc_quantiles: with `aggregation`.
     kept_fraction (`float`): with `threshold`.
 Examples:
-    >>> icc = evaluate.load("icc_metric")
-    >>> result = icc.compute(predictions=["a man with a white shirt", "a great method"], model_id="lite")
+    >>> icc = evaluate.load("icc_metric", "lite")
+    >>> result = icc.compute(predictions=["a man with a white shirt", "a great method"])
     >>> result["icc_scores"][0] > result["icc_scores"][1]
     True
 """
@@ -57,13 +52,14 @@ class ImageCaptionConcreteness(evaluate.Measurement):
     """Caption -> visual concreteness in [0, 1]."""
 
     def _info(self):
+        model_for_config(self.config_name)  # refuse a bad name before evaluate makes a cache folder of it
         return evaluate.MeasurementInfo(
             module_type="measurement",
             description=_DESCRIPTION,
-            citation=_CITATION,
+            citation=CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             features=datasets.Features({"predictions": datasets.Value("string")}),
-            reference_urls=["https://aclanthology.org/2024.findings-acl.592/"],
+            reference_urls=[PAPER_URL],
         )
 
     # evaluate appends the inputs description to these two docstrings, so each needs one.
@@ -89,7 +85,7 @@ class ImageCaptionConcreteness(evaluate.Measurement):
     ):
         return compute_icc(
             predictions,
-            model_id=model_id,
+            model_id=model_id or model_for_config(self.config_name),
             batch_size=batch_size,
             device=device,
             dtype=dtype,

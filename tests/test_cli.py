@@ -143,11 +143,21 @@ def test_user_errors_are_one_line_without_traceback(tmp_path, capsys, args, mess
     assert message in err and "Traceback" not in err
 
 
-def test_default_model_falls_back_to_lite_with_notice(capsys):
-    assert run_cli("score", "a dog on a beach") == 0
+def test_an_unavailable_model_is_an_error_naming_the_offline_options(capsys):
+    assert run_cli("score", "a dog on a beach") == 2  # the published student is not in the cache here
     captured = capsys.readouterr()
-    assert "using the embedded 'lite' model" in captured.err
-    assert captured.out.strip().endswith("a dog on a beach")
+    assert captured.out == "" and "icc: error: Could not load the ICC model 'moranyanuka/icc'" in captured.err
+    assert "`icc score --model mini`" in captured.err and "`--fallback mini`" in captured.err
+
+
+def test_fallback_is_explicit_reported_and_recorded(capsys, tmp_path):
+    source, out = tmp_path / "captions.txt", tmp_path / "scored.jsonl"
+    source.write_text("a dog on a beach\n", encoding="utf-8")
+    assert run_cli("score", "--fallback", "lite", "--input", source, "--output", out) == 0
+    captured = capsys.readouterr()
+    assert "icc: notice: the ICC model 'moranyanuka/icc' cannot be loaded here" in captured.err
+    assert "scoring with the fallback model 'lite' instead" in captured.err
+    assert json.loads(out.read_text())["icc_model"] == "lite"
 
 
 def test_console_script_reads_stdin_and_helps():

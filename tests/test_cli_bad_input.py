@@ -249,3 +249,20 @@ def test_jsonl_rows_with_different_fields_keep_them_all_in_csv_and_parquet(tmp_p
     table = pq.read_table(out)
     assert table.column("a").to_pylist() == [1.0, None, 2.5] and table.column("b").to_pylist() == [None, "x", None]
     assert np.isnan(table.column("icc_score").to_numpy(zero_copy_only=False)[2])
+
+
+def test_rule_column_cells_blank_are_never_kept_and_words_are_refused(tmp_path, capsys):
+    source = tmp_path / "pairs.csv"
+    source.write_text("caption,clip_score\na red car on a street,0.4\na brown dog on the grass,\n")
+    out = tmp_path / "kept.csv"
+    assert icc("filter", "--model", "lite", "-i", source, "-o", out, "--threshold", "0", "--clip-threshold", "0") == 0
+    assert [row["caption"] for row in csv.DictReader(out.open())] == ["a red car on a street"]
+    capsys.readouterr()
+    source.write_text("caption,related\na red car on a street,maybe\n")
+    assert (
+        icc(
+            "filter", "--model", "lite", "-i", source, "--threshold", "0", "--and-column", "related", "--and-top-k", "1"
+        )
+        == 2
+    )
+    one_line_error(capsys.readouterr().err, "column 'related' holds 'maybe', not a number or true/false")

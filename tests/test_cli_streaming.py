@@ -18,6 +18,7 @@ from modeling_icc import ConcretenessScorer, LiteScorer, load_scorer
 from modeling_icc.cli import common
 from modeling_icc.cli.main import main
 from modeling_icc.curation.engines.single_file import FileJob, ScoreStats, run_file_job
+from modeling_icc.curation.filter_plan import ColumnRule, FilterPlan
 from modeling_icc.curation.io.readers import CHUNK_ROWS
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.utils.provenance import synthetic_captions
@@ -152,7 +153,8 @@ def test_chunked_ranking_keeps_exactly_the_rows_of_one_pass(tied_pool, tmp_path,
     if clip_rule is not None:
         expected &= keep_mask(clip, clip_rule)
     out = tmp_path / "kept.jsonl"
-    job = FileJob(path, "jsonl", out, "jsonl", rule=rule, clip_rule=clip_rule, clip_column="clip", chunk_rows=7)
+    other = None if clip_rule is None else ColumnRule("clip", clip_rule)
+    job = FileJob(path, "jsonl", out, "jsonl", FilterPlan(rule, other=other), chunk_rows=7)
     result = run_file_job(job, LiteScorer)
     kept = [json.loads(line)["id"] for line in out.read_text().splitlines()]
     assert kept == np.flatnonzero(expected).tolist()

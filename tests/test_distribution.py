@@ -28,7 +28,8 @@ def test_distribution_lists_distinct_captions_best_and_worst_first(tmp_path):
     ]
     assert [row["caption"] for row in summary["lowest"]] == ["hope", "a dog", "two cats on a mat"]
     assert sum(summary["histogram"]["counts"]) == 5 and len(summary["histogram"]["edges"]) == 21
-    assert summary["share_at_least_0.5"] == 0.2
+    kept = summary["kept_by_threshold"]  # share of all 6 rows, the blank one never kept (as icc filter counts)
+    assert kept["0.3"] == 2 / 6 and kept["0.5"] == 1 / 6 and kept["0.9"] == 0.0
     assert set(result["spearman"]) == {"length vs lite"}
     markdown = distribution_markdown(result, "Pool")
     assert "| length | " in markdown and "| 0.100 | a dog |" in markdown

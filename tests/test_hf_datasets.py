@@ -18,7 +18,7 @@ from modeling_icc import (
 from modeling_icc.curation.engines import datasets as hf_datasets
 from modeling_icc.curation.engines import workers
 from modeling_icc.curation.selection import KeepRule, keep_mask
-from modeling_icc.scoring import scorer_cache
+from modeling_icc.scoring import load as scorer_load
 from modeling_icc.utils.errors import UserInputError
 
 datasets.disable_progress_bars()
@@ -222,9 +222,9 @@ def test_user_errors():
 
 def test_scorer_is_loaded_once_per_process(tiny_student_dir, monkeypatch):
     loads = []
-    real = scorer_cache.load_scorer
-    monkeypatch.setattr(scorer_cache, "load_scorer", lambda *a, **k: loads.append(a) or real(*a, **k))
-    scorer_cache.clear_scorer_cache()
+    real = scorer_load._load
+    monkeypatch.setattr(scorer_load, "_load", lambda *a, **k: loads.append(a) or real(*a, **k))
+    scorer_load.clear_scorer_cache()
     add_icc_scores(pool(), model=str(tiny_student_dir), device="cpu", batch_size=2)
     list(add_icc_scores(pool().to_iterable_dataset(), model=str(tiny_student_dir), device="cpu", batch_size=2))
     assert len(loads) == 1
@@ -242,7 +242,7 @@ def test_device_for_rank_spreads_processes_over_gpus():
 def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, tmp_path, monkeypatch):
     """Two processes on CPU; the placement they would get on a 2-GPU machine is recorded per process."""
     log = tmp_path / "placement.jsonl"
-    real_load = scorer_cache.load_scorer
+    real_load = scorer_load._load
 
     def record_device(device, rank, cuda_devices=None):
         with log.open("a") as handle:
@@ -258,15 +258,15 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
             handle.write(json.dumps({"pid": os.getpid(), "event": "load", "device": kwargs.get("device")}) + "\n")
         return real_load(*args, **kwargs)
 
-    monkeypatch.setattr(hf_datasets, "device_for_rank", record_device)
-    monkeypatch.setattr(scorer_cache, "load_scorer", record_load)
-    scorer_cache.clear_scorer_cache()
     captions = [c or "" for c in CAPTIONS] * 4
+    scorer = load_scorer(tiny_student_dir, device="cpu")  # the reference, loaded before loads are recorded
+    reference = scorer.score(captions, errors="nan")
+    monkeypatch.setattr(hf_datasets, "device_for_rank", record_device)
+    monkeypatch.setattr(scorer_load, "_load", record_load)
+    scorer_load.clear_scorer_cache()
     scored = add_icc_scores(
         datasets.Dataset.from_dict({"caption": captions}), model=str(tiny_student_dir), num_proc=2, batch_size=4
     )
-    scorer = load_scorer(tiny_student_dir, device="cpu")
-    reference = scorer.score(captions, errors="nan")
     scores = np.asarray(scored["icc_score"], dtype=float)
     np.testing.assert_allclose(scores, reference, atol=score_atol(scorer), equal_nan=True)
 

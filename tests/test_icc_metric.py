@@ -7,13 +7,10 @@ from pathlib import Path
 import evaluate
 import numpy as np
 import pytest
-import torch
 
 import modeling_icc
-from modeling_icc import LiteScorer
-from modeling_icc.hub.measurement import compute_icc, metric_path, module_script
-from modeling_icc.scoring.devices import resolve_dtype
-from modeling_icc.scoring.scorer_cache import cached_scorer, with_batch_size
+from modeling_icc import LiteScorer, ModelNotAvailableError, load_scorer
+from modeling_icc.hub.measurement import compute_icc, metric_path, model_for_config, module_script
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS = ["a man with a white shirt", "a great method of quantifying concreteness", "", "a red car on a street"]
@@ -107,31 +104,44 @@ def test_all_blank_input_gives_nan_summaries():
     assert math.isnan(result["icc_median"]) and result["kept_fraction"] == 0.0
 
 
-def test_default_model_falls_back_to_lite_with_a_warning_offline():
-    with pytest.warns(UserWarning, match="lite"):
-        result = compute_icc(CAPTIONS[:1])
+def test_the_model_is_chosen_by_config_name_as_evaluates_model_based_modules_do(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    icc = evaluate.load("icc_metric", "lite")
+    assert icc.config_name == "lite"
+    result = icc.compute(predictions=CAPTIONS[:2])
     assert result["icc_model"] == "lite"
+    np.testing.assert_allclose(result["icc_scores"], LiteScorer().score(CAPTIONS[:2]))
+    assert model_for_config("default") == "moranyanuka/icc" and model_for_config("org/icc-x") == "org/icc-x"
 
 
-def test_scorer_is_cached_per_model_device_dtype(tiny_student_dir):
-    default_dtype = resolve_dtype(None, torch.device("cpu"))
-    first = cached_scorer(tiny_student_dir, "cpu", default_dtype)
-    assert cached_scorer(str(tiny_student_dir), "cpu") is first  # None resolves to the same default
-    other = torch.float16 if default_dtype == torch.bfloat16 else torch.bfloat16
-    assert cached_scorer(tiny_student_dir, "cpu", other) is not first
-    assert cached_scorer("lite") is cached_scorer("lite", "cpu")
+def test_a_config_name_that_is_a_path_is_refused_before_evaluate_uses_it_as_a_folder(monkeypatch, tmp_path):
+    monkeypatch.chdir(REPO_ROOT)
+    with pytest.raises(ValueError, match=r"not a model name: .*compute\(\.\.\., model_id=FOLDER\)"):
+        evaluate.load("icc_metric", str(tmp_path))
 
 
-def test_batch_size_override_shares_weights_and_keeps_scores(tiny_student_dir):
-    cached = cached_scorer(tiny_student_dir, "cpu", "float32")
-    resized = with_batch_size(cached, 1)
-    assert resized.batch_size == 1 and cached.batch_size != 1 and resized.model is cached.model
+def test_the_default_model_never_switches_to_another_offline(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    icc = evaluate.load("icc_metric")  # config "default": the published student, not in the cache here
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback warning either: nothing falls back
+        with pytest.raises(ModelNotAvailableError) as raised:
+            icc.compute(predictions=CAPTIONS[:1])
+    message = str(raised.value)
+    assert "'moranyanuka/icc'" in message
+    assert "evaluate.load(<this module>, 'lite')" in message and "compute(..., model_id='lite')" in message
+    with pytest.raises(ModelNotAvailableError, match="never switches models"):
+        compute_icc(CAPTIONS[:1])
+
+
+def test_batch_size_applies_per_call_and_keeps_scores(tiny_student_dir):
+    reference = load_scorer(tiny_student_dir, "cpu", "float32").score(CAPTIONS, errors="nan")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         by_one = compute_icc(CAPTIONS, model_id=str(tiny_student_dir), batch_size=1, device="cpu", dtype="float32")
-    np.testing.assert_allclose(by_one["icc_scores"], cached.score(CAPTIONS, errors="nan"), atol=1e-6, equal_nan=True)
+    np.testing.assert_allclose(by_one["icc_scores"], reference, atol=1e-6, equal_nan=True)
     with pytest.raises(ValueError, match="positive"):
-        with_batch_size(cached, 0)
+        compute_icc(CAPTIONS, model_id=str(tiny_student_dir), batch_size=0)
 
 
 def test_module_script_finds_the_renamed_script(tmp_path):

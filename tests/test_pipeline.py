@@ -7,9 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 from datasets import load_dataset
+from huggingface_hub import DatasetCard
 from transformers import AutoModel
 
 from modeling_icc import ICCForConcreteness, load_scorer
+from modeling_icc.cli.main import main
 from modeling_icc.distillation import DATASET_SCHEMA, LengthStandardizer, PipelineConfig, ScoreCombiner, run_pipeline
 from modeling_icc.distillation.teacher_dataset import dataset_files
 from modeling_icc.utils.errors import UserInputError
@@ -74,6 +76,42 @@ def test_tiny_run_writes_every_output(tiny_run):
     assert all(record["seconds"] >= 0 for record in saved["steps"].values())
     evaluation = saved["steps"]["evaluate"]["metrics"]
     assert evaluation["n"] == 303 and set(evaluation["student"]) == {"pearson", "spearman", "kendall"}
+
+
+def test_the_dataset_folder_is_push_ready_with_a_card_read_from_the_runs_files(tiny_run, tmp_path, capsys):
+    out, _ = tiny_run
+    card = DatasetCard.load(out / "dataset" / "README.md")
+    assert card.data.configs == [
+        {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}
+    ]
+    text = " ".join(card.text.split())
+    rows = load_dataset("parquet", data_files=dataset_files(out / "dataset"), split="train")
+    sba, vba = (json.loads(rows[0][f"{teacher}_teacher"]) for teacher in ("sba", "vba"))
+    assert "## Schema (100 rows in 1 parquet file)" in text and "tiny random teachers" in text
+    assert f"SBA: text_model `{sba['text_model']}`, lm `{sba['lm']}`," in text
+    assert f"num_beams `{sba['num_beams']}`" in text and "stop_strings `\\n`" in text  # decoding settings
+    assert f"VBA: text_to_image `{vba['text_to_image']}`, captioner `{vba['captioner']}`" in text
+    assert f"guidance_scale `{vba['guidance_scale']}`" in text and f"prompt `{vba['prompt']}`" in text
+    assert "Seeds: 0 (the run seed;" in text
+    combiner = json.loads((out / "combiner.json").read_text())
+    assert f"σ({combiner['vba_weight']:.4g}·vba_score {combiner['sba_weight']:+.4g}·sba_score" in text
+    assert f"Fitted on {combiner['fit']['n']} human-annotated captions" in text
+    buckets = json.loads((out / "standardizer.json").read_text())["sba"]["buckets"]
+    first = buckets[0]
+    assert f"| {first['lengths'][0]}-{first['lengths'][-1]} | {first['count']} | {first['logit_mean']:.4f} |" in text
+    assert "`captions`: column `caption`, split `train`, max_samples `100` (no path:" in text
+    assert main(["push", "--kind", "dataset", "--repo-id", "test-org/icc-teacher-scores", "--data",
+                 str(out / "dataset"), "--dry-run", str(tmp_path / "push")]) == 0  # fmt: skip
+    assert "config 'default' loads with datasets: train 100 rows" in capsys.readouterr().err
+
+
+def test_every_run_rewrites_the_dataset_card(tiny_run):
+    out, _ = tiny_run
+    (out / "dataset" / "README.md").unlink()
+    summary = run_pipeline(_small_tiny_config(out), progress=False)
+    assert {record["status"] for record in summary["steps"].values()} == {"skipped (outputs exist)"}
+    assert summary["outputs"]["teacher_score_dataset_card"] == str(out / "dataset" / "README.md")
+    assert DatasetCard.load(out / "dataset" / "README.md").data.pretty_name == "ICC teacher scores"
 
 
 def test_rerun_redoes_only_the_deleted_step_and_what_follows(tiny_run):

@@ -7,13 +7,8 @@ import pytest
 from huggingface_hub import DatasetCard, ModelCard
 
 from modeling_icc.cli.main import main
-from modeling_icc.hub.cards import (
-    TEACHER_SCORE_COLUMNS,
-    benchmark_dataset_card,
-    model_card,
-    size_category,
-    teacher_dataset_card,
-)
+from modeling_icc.distillation.dataset_card import TEACHER_SCORE_COLUMNS, size_category, teacher_dataset_card
+from modeling_icc.hub.cards import benchmark_dataset_card, model_card
 from modeling_icc.hub.results_schema import read_bench_results, read_provenance
 from modeling_icc.hub.upload import parquet_inputs
 from modeling_icc.testing import write_teacher_score_dataset
@@ -137,13 +132,13 @@ def test_provenance_is_read_from_a_student_folder(tmp_path):
 
 def test_teacher_dataset_card_reads_schema_size_and_teachers_from_parquet(tmp_path):
     shards = parquet_inputs(write_teacher_score_dataset(tmp_path / "dataset", n_rows=60))
-    card = teacher_dataset_card("test-org/icc-teacher-scores", shards)
+    card = teacher_dataset_card(shards, repo_id="test-org/icc-teacher-scores")
     data = card.data.to_dict()
     assert data["configs"] == [
         {"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}
     ]
     assert data["size_categories"] == "n<1K" and data["license"] == "other"
-    assert "## Schema (60 rows)" in card.text
+    assert "## Schema (60 rows in 1 parquet file)" in card.text
     assert "| `vba_similarity` | double | VBA raw similarity: BERTScore F1 |" in card.text
     assert "SBA: text_model `tiny-clip-text`, lm `tiny-llama`" in card.text  # from the sba_teacher column
     assert "(not documented)" not in card.text
@@ -166,7 +161,7 @@ def test_benchmark_dataset_card_describes_the_shipped_split():
         "| published ICC (scores as released) | 303 |" in card.text
         and "lite (pure Python, zero-download) †" in card.text
     )
-    assert "Word concreteness" not in card.text
+    assert "A held-out test split exists and is not distributed" in card.text
 
 
 def test_size_categories():
@@ -201,7 +196,7 @@ def test_cli_with_bench_results_only_writes_the_benchmark_card(tmp_path, capsys)
         ["cards", "--namespace", "test-org", "--bench-results", str(REAL_RESULTS), "--output-dir", str(tmp_path)]
     )
     assert code == 0 and [p.name for p in tmp_path.iterdir()] == ["icc-caption-concreteness"]
-    assert "## Results on this split" in (tmp_path / "icc-caption-concreteness" / "README.md").read_text()
+    assert "## Results" in (tmp_path / "icc-caption-concreteness" / "README.md").read_text()
     code = main(["cards", "--namespace", "test-org", "--provenance", str(PROVENANCE), "--output-dir", str(tmp_path)])
     assert code == 2
     assert "needs --bench-results as well as --provenance" in capsys.readouterr().err

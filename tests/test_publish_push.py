@@ -121,7 +121,7 @@ def test_metric_space_is_named_after_the_repo_and_loads_with_evaluate(tmp_path, 
     out = tmp_path / "metric"
     assert push("--kind", "metric", "--repo-id", "test-org/icc", "--dry-run", out) == 0
     assert (out / "icc.py").is_file() and not (out / "icc_metric.py").exists()
-    assert "evaluate.load('icc.py') computes offline" in capsys.readouterr().err
+    assert "evaluate.load('icc.py', 'lite') computes offline" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("folder", ["hub_cards/space", "icc_metric"])

@@ -99,3 +99,32 @@ def test_tie_break_column_keeps_exactly_k_rows_with_the_smallest_ids(local_ray):
 def test_an_empty_dataset_filters_to_an_empty_dataset(local_ray, rule):
     empty = ray.data.from_arrow(pa.table({"caption": pa.array([], pa.string())}))
     assert icc_ray.filter_by_icc(empty, model="lite", **rule).take_all() == []
+
+
+def nested_pool() -> pa.Table:
+    nodes = [synthetic_captions(3, seed=i) for i in range(5)] + [[]]
+    return pa.table({"id": list(range(6)), "nodes": nodes, "kinds": [[f"k{j}" for j in range(len(n))] for n in nodes]})
+
+
+def test_node_level_filter_keeps_aligned_node_captions_within_rows(local_ray):
+    pool = nested_pool()
+    threshold = float(np.median(LiteScorer().score(pool.column("nodes")[0].as_py())))
+    ds = ray.data.from_arrow(pool).repartition(2)
+    kept = icc_ray.filter_by_icc(
+        ds, column="nodes", level="node", threshold=threshold, node_columns=["kinds"], model="lite"
+    ).take_all()
+    assert sorted(row["id"] for row in kept) == list(range(6))  # every row stays, with its passing nodes
+    for row in kept:
+        source = pool.to_pylist()[row["id"]]
+        chosen = np.flatnonzero(LiteScorer().score(source["nodes"]) >= threshold) if source["nodes"] else []
+        assert list(row["nodes"]) == [source["nodes"][i] for i in chosen]
+        assert list(row["kinds"]) == [source["kinds"][i] for i in chosen]
+
+
+def test_row_level_ranking_on_a_nested_column_uses_the_aggregate(local_ray):
+    pool = nested_pool()
+    minima = [LiteScorer().score(nodes).min() if nodes else np.nan for nodes in pool.column("nodes").to_pylist()]
+    kept = icc_ray.filter_by_icc(
+        ray.data.from_arrow(pool), column="nodes", aggregate="min", top_k=2, model="lite", tie_break_column="id"
+    ).take_all()
+    assert sorted(row["id"] for row in kept) == sorted(np.argsort(-np.nan_to_num(minima, nan=-1))[:2].tolist())

@@ -18,7 +18,7 @@ import pytest
 from modeling_icc import LiteScorer
 from modeling_icc.cli.main import main
 from modeling_icc.curation.io import datacomp
-from modeling_icc.curation.selection import KeepRule, keep_mask, rank_cuts
+from modeling_icc.curation.selection import KeepRule, fit_cuts, keep_mask
 from modeling_icc.utils.provenance import synthetic_captions
 
 LITE = LiteScorer()
@@ -66,15 +66,27 @@ def icc(*args) -> int:
     return main([str(arg) for arg in args])
 
 
-def test_rank_cuts_equal_keep_mask_over_the_concatenation():
+def top_rows(values: np.ndarray, k: int) -> np.ndarray:
+    """The reference ranking: the k highest non-NaN values, ties by position (a stable sort)."""
+    chosen = np.argsort(np.where(np.isnan(values), np.inf, -values), kind="stable")[: min(k, (~np.isnan(values)).sum())]
+    mask = np.zeros(len(values), dtype=bool)
+    mask[chosen] = True
+    return mask
+
+
+def test_cuts_fitted_over_pieces_equal_one_ranking_of_the_concatenation():
     rng = np.random.default_rng(0)
     values = rng.integers(0, 5, size=200).astype(np.float64)  # heavy ties
     values[rng.random(200) < 0.1] = np.nan
     shards = np.split(values, [17, 17, 90, 150])  # includes an empty shard
-    for rule in (KeepRule(top_k=33), KeepRule(top_fraction=0.5), KeepRule(top_k=0), KeepRule(top_k=10_000)):
-        cuts = rank_cuts(shards, rule)
+    n_valid = int((~np.isnan(values)).sum())
+    for rule, k in ((KeepRule(top_k=33), 33), (KeepRule(top_fraction=0.5), round(n_valid / 2)), (KeepRule(top_k=0), 0)):
+        cuts = fit_cuts(shards, rule)
         joined = np.concatenate([cut.mask(part) for cut, part in zip(cuts, shards, strict=True)])
-        np.testing.assert_array_equal(joined, keep_mask(values, rule))
+        np.testing.assert_array_equal(joined, top_rows(values, k))
+        np.testing.assert_array_equal(keep_mask(values, rule), top_rows(values, k))
+    cuts = fit_cuts(shards, KeepRule(top_k=10_000))
+    assert np.concatenate([cut.mask(part) for cut, part in zip(cuts, shards, strict=True)]).sum() == n_valid
 
 
 def test_sharded_filter_ranks_all_shards_together(tmp_path):
@@ -318,3 +330,19 @@ def test_single_file_filter_with_clip_rule_and_subset(tmp_path, capsys):
     assert kept == [pool.column("uid")[int(i)].as_py() for i in np.flatnonzero(expected)]
     assert datacomp.array_to_uids(datacomp.load_subset(subset)) == sorted(kept)
     assert "and clip_score: score >= 0.5" in capsys.readouterr().err
+
+
+def test_resume_from_scores_saved_without_ranking_values(tmp_path):
+    """Work saved by an older icc (raw scores only) is completed, not read as ranking values."""
+    write_parquet_pool(tmp_path / "in", n_shards=3, rows=20)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "9", "--no-progress"]
+    assert icc(*args, "--output-dir", tmp_path / "ref") == 0
+    assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    for saved in (tmp_path / "out" / ".icc-work").glob("*.raw.npz"):
+        with np.load(saved) as arrays:
+            raw = arrays["icc_raw"]
+        np.savez(saved, icc_raw=raw, clip=np.zeros(0))
+    for done in (tmp_path / "out").glob("*.stats.json"):
+        done.unlink()
+    assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    assert outputs(tmp_path / "out") == outputs(tmp_path / "ref")

@@ -15,12 +15,14 @@ import pytest
 gr = pytest.importorskip("gradio", reason="the Space needs the 'space' extra (pip install -e '.[space-test]')")
 from gradio_client import Client, handle_file  # noqa: E402
 
-from modeling_icc import LiteScorer  # noqa: E402
+from modeling_icc import LiteScorer, load_scorer  # noqa: E402
 from modeling_icc.apps.gradio import (  # noqa: E402
     LITE_CHOICE,
     LOCAL_CHOICE,
     MAX_ROWS,
+    MINI_CHOICE,
     ORDERS,
+    PUBLISHED_CHOICE,
     ScoredRows,
     build_demo,
     filter_summary,
@@ -134,6 +136,21 @@ def test_malformed_files_show_a_clear_message(client, tmp_path, name, content, m
     assert "Traceback" not in status and "/tmp" not in status  # the user knows the file by its name
 
 
+def test_the_published_student_falls_back_to_lite_with_a_notice_where_it_cannot_load(client):
+    status, table, _, highlights, _ = score(client, "\n".join(CAPTIONS), choice=PUBLISHED_CHOICE)
+    assert "with `lite`" in status  # the summary names the model that scored
+    assert "ℹ️ the ICC model 'moranyanuka/icc' cannot be loaded here" in status
+    np.testing.assert_allclose([row["ICC"] for row in rows_of(table)], LiteScorer().score(CAPTIONS), atol=5e-4)
+    assert highlights.count('class="icc-caption"') == 3
+
+
+def test_the_mini_choice_scores_with_mini(client):
+    status, table, *_ = score(client, "\n".join(CAPTIONS), choice=MINI_CHOICE)
+    assert "with `mini`" in status and "cannot be loaded" not in status
+    expected = load_scorer("mini", cache=True).score(CAPTIONS)
+    np.testing.assert_allclose([row["ICC"] for row in rows_of(table)], expected, atol=1e-3)  # the table rounds
+
+
 def test_missing_local_model_folder_is_a_message(client, tmp_path):
     status, *_ = score(client, "a dog", choice=LOCAL_CHOICE, local_path=str(tmp_path / "absent"))
     assert status.startswith("⚠️") and "No such folder" in status
@@ -221,7 +238,8 @@ def test_browser_scores_pasted_captions_and_highlights_words(browser, app_url, t
     browser.save_screenshot(str(tmp_path / "space_scored.png"))
     assert (tmp_path / "space_scored.png").stat().st_size > 10_000
     status = " ".join(browser.find_element(By.ID, "icc-status").text.split())
-    assert "Scored 3 captions from the text box with lite" in status
+    # the default choice is the published student; offline it falls back to lite and says so
+    assert "Scored 3 captions from the text box with lite" in status and "fallback model 'lite'" in status
     expected = LiteScorer().score(CAPTIONS)
     table_text = browser.find_element(By.ID, "icc-table").text
     assert all(f"{value:.3f}" in table_text for value in expected)

@@ -32,6 +32,11 @@ def test_scoring_with_lite_imports_no_model_library():
     assert heavy_modules_after(statement) == "[]"
 
 
+def test_the_cached_lite_scorer_imports_no_model_library():
+    statement = "from modeling_icc import load_scorer\nload_scorer('lite', cache=True).score(['a dog on a beach'])"
+    assert heavy_modules_after(statement) == "[]"
+
+
 @pytest.mark.parametrize(
     "imports",
     [

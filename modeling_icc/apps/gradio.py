@@ -16,14 +16,20 @@ from pathlib import Path
 import gradio as gr
 import numpy as np
 import pandas as pd
-from huggingface_hub import constants as hf_constants
-from huggingface_hub import try_to_load_from_cache
 
 from ..curation.io.tables import TEXT_COLUMN, CaptionTable, infer_format, read_table, write_table
 from ..curation.selection import KeepRule, keep_mask
 from ..scoring.base import ConcretenessScorer
-from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, CheckpointError, ModelNotAvailableError, hub_reachable
-from ..scoring.scorer_cache import cached_scorer
+from ..scoring.load import (
+    DEFAULT_MODEL_ID,
+    LITE_MODEL_ID,
+    MINI_MODEL_ID,
+    CheckpointError,
+    ModelNotAvailableError,
+    fallback_notices,
+    load_scorer,
+)
+from ..utils.citation import PAPER_URL
 from ..utils.errors import UserInputError
 from ..utils.shipped_data import paper_examples
 
@@ -34,8 +40,12 @@ HIGHLIGHT_ROWS = 10
 #: Bars drawn in the chart (the table holds every row).
 CHART_ROWS = 50
 ORDERS = ("input order", "most concrete first")
+MINI_CHOICE = "mini (MiniLM + heads, no download)"
 LITE_CHOICE = "lite (embedded, no download)"
-PUBLISHED_CHOICE = f"{DEFAULT_MODEL_ID} (published student)"
+PUBLISHED_CHOICE = f"{DEFAULT_MODEL_ID} (published student; lite where it cannot be loaded)"
+#: The model the published choice falls back to (with a notice) where it cannot be loaded:
+#: lite, which starts at once and cannot fail to load.
+PUBLISHED_FALLBACK = LITE_MODEL_ID
 LOCAL_CHOICE = "local path"
 TABLE_HEADERS = ["#", "ICC", "kept", "caption"]
 
@@ -48,6 +58,8 @@ class ScoredRows:
     scores: np.ndarray
     model_id: str
     source: str
+    #: Why another model than the selected one scored the rows (empty when none did).
+    notice: str = ""
 
     @property
     def captions(self) -> list[str]:
@@ -89,20 +101,14 @@ def _check_size(n: int, what: str) -> None:
 
 
 def model_choices(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Selector label -> model id: lite, the published student when it can be loaded, ``extra``, a local path."""
-    choices = {LITE_CHOICE: LITE_MODEL_ID}
-    if published_model_available():
-        choices[PUBLISHED_CHOICE] = DEFAULT_MODEL_ID
-    choices.update(extra or {})
-    choices[LOCAL_CHOICE] = ""
-    return choices
-
-
-def published_model_available() -> bool:
-    """Whether the published student is in the local HF cache or the Hub can be reached."""
-    if isinstance(try_to_load_from_cache(DEFAULT_MODEL_ID, "config.json"), str):
-        return True
-    return not hf_constants.HF_HUB_OFFLINE and hub_reachable()
+    """Selector label -> model id: the published student, the zero-download models, ``extra``, a local path."""
+    return {
+        PUBLISHED_CHOICE: DEFAULT_MODEL_ID,
+        MINI_CHOICE: MINI_MODEL_ID,
+        LITE_CHOICE: LITE_MODEL_ID,
+        **(extra or {}),
+        LOCAL_CHOICE: "",
+    }
 
 
 def resolve_model(choice: str, local_path: str | None, choices: dict[str, str]) -> str:
@@ -119,8 +125,11 @@ def resolve_model(choice: str, local_path: str | None, choices: dict[str, str]) 
 
 
 def score_table_rows(table: CaptionTable, model_id: str, source: str) -> ScoredRows:
-    scorer = cached_scorer(model_id)
-    return ScoredRows(table, scorer.score(table.captions, errors="nan"), scorer.model_id, source)
+    """Score with ``model_id`` (the published student falls back to lite, with a notice, where it cannot load)."""
+    fallback = PUBLISHED_FALLBACK if model_id == DEFAULT_MODEL_ID else None
+    with fallback_notices() as notices:
+        scorer = load_scorer(model_id, fallback=fallback, cache=True)
+    return ScoredRows(table, scorer.score(table.captions, errors="nan"), scorer.model_id, source, " ".join(notices))
 
 
 def results_frame(rows: ScoredRows, threshold: float, order: str) -> pd.DataFrame:
@@ -155,10 +164,11 @@ def filter_summary(rows: ScoredRows, threshold: float) -> str:
     n = len(rows.scores)
     blank = int(np.isnan(rows.scores).sum())
     note = f" ({blank} blank, never kept)" if blank else ""
-    return (
+    summary = (
         f"Scored **{n}** captions from {rows.source} with `{rows.model_id}`{note}. "
         f"A filter at ICC ≥ {threshold:.2f} keeps **{kept} of {n}** ({kept / n:.0%})."
     )
+    return summary + (f"\n\nℹ️ {rows.notice}" if rows.notice else "")
 
 
 def highlights_html(scorer: ConcretenessScorer, frame: pd.DataFrame) -> str:
@@ -208,7 +218,6 @@ def _error(message: str) -> str:
 def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
     """The Gradio Blocks app; ``extra_models`` adds selector entries (label -> Hub id or folder)."""
     choices = model_choices(extra_models)
-    default_choice = PUBLISHED_CHOICE if PUBLISHED_CHOICE in choices else LITE_CHOICE
     examples = paper_examples()
 
     def score(text, upload, choice, local_path, column, order, threshold):
@@ -223,7 +232,7 @@ def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
             empty = pd.DataFrame(columns=TABLE_HEADERS)
             return _error(str(error)), empty, chart_frame(empty), "", None, None
         frame = results_frame(rows, threshold, order)
-        highlights = highlights_html(cached_scorer(model_id), frame)
+        highlights = highlights_html(load_scorer(rows.model_id, cache=True), frame)
         return (
             filter_summary(rows, threshold),
             frame,
@@ -244,7 +253,7 @@ def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
             "# ICC: Image Caption Concreteness\n"
             "How visually concrete is a caption? ICC scores text alone on [0, 1] (higher = easier to picture), "
             "to keep captions an image model can learn from. "
-            "[Paper](https://aclanthology.org/2024.findings-acl.592/)"
+            f"[Paper]({PAPER_URL})"
         )
         with gr.Row():
             with gr.Column(scale=3):
@@ -262,7 +271,7 @@ def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
                 )
                 column = gr.Textbox(value=TEXT_COLUMN, label="caption column (files)", max_lines=1)
             with gr.Column(scale=2):
-                choice = gr.Dropdown(list(choices), value=default_choice, label="model", elem_id="icc-model")
+                choice = gr.Dropdown(list(choices), value=PUBLISHED_CHOICE, label="model", elem_id="icc-model")
                 local_path = gr.Textbox(label="local path (folder of a saved student)", max_lines=1)
                 order = gr.Radio(list(ORDERS), value=ORDERS[0], label="table order")
                 threshold = gr.Slider(0.0, 1.0, value=0.5, step=0.01, label="keep threshold (ICC ≥)")
@@ -321,7 +330,7 @@ def build_metric_demo(measurement) -> gr.Blocks:
         try:
             return measurement.compute(
                 predictions=captions_from_text(text).captions,  # blank lines dropped: no NaN for JSON
-                model_id=model_id or LITE_MODEL_ID,
+                model_id=model_id.strip() or None,  # empty: the model the module was loaded with
                 aggregation=None if aggregation == "none" else aggregation,
                 threshold=threshold,
             )
@@ -331,10 +340,13 @@ def build_metric_demo(measurement) -> gr.Blocks:
     with gr.Blocks(title="ICC evaluate module", analytics_enabled=False) as demo:
         gr.Markdown(
             "# ICC measurement (`evaluate`)\n"
-            '`evaluate.load("<this Space>").compute(predictions=captions, model_id="lite", aggregation="all")`'
+            '`evaluate.load("<this Space>", "lite").compute(predictions=captions, aggregation="all")`; '
+            f"without a configuration name the module scores with `{DEFAULT_MODEL_ID}`."
         )
         text = gr.Textbox(label="predictions (one caption per line)", lines=6)
-        model_id = gr.Textbox(value=LITE_MODEL_ID, label="model_id (Hub id, or lite)")
+        model_id = gr.Textbox(
+            value=LITE_MODEL_ID, label=f"model_id (lite, a Hub id; empty: the module's model, {DEFAULT_MODEL_ID})"
+        )
         aggregation = gr.Radio(["none", "mean", "median", "quantiles", "all"], value="all", label="aggregation")
         threshold = gr.Slider(0.0, 1.0, value=0.5, step=0.01, label="threshold (kept_fraction)")
         output = gr.JSON(label="result")

@@ -12,10 +12,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..curation.io.formats import FORMATS, TEXT_COLUMN, check_input_file, infer_format
+from ..curation.filter_plan import ColumnRule, FilterPlan
+from ..curation.io.formats import (
+    FORMAT_COLUMNS,
+    FORMATS,
+    INPUT_FORMATS,
+    TEXT_COLUMN,
+    check_input_file,
+    default_output_format,
+    detect_format,
+    infer_format,
+)
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
-from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError, load_scorer
+from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, fallback_notices, load_scorer
 from ..utils.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -28,8 +38,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--model",
         default=None,
-        help=f"Hub id, local directory, 'mini' or 'lite' (the zero-download models) (default: {DEFAULT_MODEL_ID}, "
-        "falling back to 'lite' with a notice when it cannot be loaded)",
+        help=f"Hub id, local directory, or a model shipped in the package (no download): '{MINI_MODEL_ID}' or "
+        f"'{LITE_MODEL_ID}' (default: {DEFAULT_MODEL_ID})",
+    )
+    group.add_argument(
+        "--fallback",
+        default=None,
+        metavar="MODEL",
+        help="model to use, with a notice, when --model cannot be loaded here "
+        f"(e.g. '{MINI_MODEL_ID}' or '{LITE_MODEL_ID}'); without it such a model is an error",
     )
     group.add_argument("--batch-size", type=int, default=None, help="rows per batch (neural models)")
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")
@@ -54,9 +71,14 @@ def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> Non
         help="file to read, or '-' for stdin; several files or quoted globs ('shards/*.tar') with --output-dir",
     )
     group.add_argument(
-        "--format", choices=FORMATS, default=None, help="input format (default: from extension; txt for stdin)"
+        "--format",
+        choices=INPUT_FORMATS,
+        default=None,
+        help="input format (default: from the extension and the first bytes, see docs/curation.md; txt for stdin)",
     )
-    group.add_argument("--column", default=TEXT_COLUMN, help="caption column (default: caption)")
+    group.add_argument(
+        "--column", default=None, help=f"caption column (default: {TEXT_COLUMN}; for GBC graphs, their node captions)"
+    )
     group.add_argument("--output", "-o", default=None, help="file to write (default: stdout)")
     group.add_argument(
         "--output-format",
@@ -90,7 +112,26 @@ def check_single_input(args: argparse.Namespace) -> None:
         raise UserInputError("--workers applies to sharded jobs; add --output-dir DIR")
 
 
-def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_options: object) -> int:
+def filter_plan(
+    args: argparse.Namespace, fmt: str, rule: KeepRule | None = None, other: ColumnRule | None = None
+) -> FilterPlan:
+    """The plan of a command on input format ``fmt``: its caption column (and aligned columns) and rules."""
+    column, node_columns = FORMAT_COLUMNS.get(fmt, (TEXT_COLUMN, ()))
+    level = getattr(args, "level", "row")
+    given = getattr(args, "node_columns", None)  # refused without --level node
+    return FilterPlan(
+        rule,
+        args.column or column,
+        level=level,
+        aggregate=getattr(args, "aggregate", None),
+        node_columns=given if given is not None else node_columns if level == "node" else (),
+        other=other,
+    )
+
+
+def run_sharded(
+    args: argparse.Namespace, rule: KeepRule | None = None, other: ColumnRule | None = None, **job_options: object
+) -> int:
     """``icc score|filter --output-dir``: one output per input shard, resumable."""
     if args.output:
         raise UserInputError("give --output FILE for one input or --output-dir DIR for shards, not both")
@@ -99,15 +140,15 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
     from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
 
     inputs = tuple(expand_inputs(args.input))
+    plan = filter_plan(args, detect_format(inputs[0], args.format), rule, other)
     scorer = open_scorer(args)
     job = ShardJob(
         inputs=inputs,
         output_dir=Path(args.output_dir),
         model=scorer.model_id,
-        column=args.column,
+        plan=plan,
         input_format=args.format,
         output_format=args.output_format,
-        rule=rule,
         device=args.device,
         dtype=args.dtype,
         batch_size=args.batch_size,
@@ -138,7 +179,7 @@ def run_sharded(args: argparse.Namespace, rule: KeepRule | None = None, **job_op
 
 
 def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
-    """Load the requested model; the default falls back to lite with a one-line notice.
+    """Load the requested model, or the ``--fallback`` model with a one-line notice where it cannot be loaded.
 
     The scorer shows no progress bar of its own: jobs show one over all their rows.
     """
@@ -149,20 +190,20 @@ def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
         "compile": args.compile,
         "progress": False,
     }
-    if args.model is not None:
-        return load_scorer(args.model, **options)
-    try:
-        return load_scorer(DEFAULT_MODEL_ID, **options)
-    except ModelNotAvailableError:
-        print(
-            f"icc: {DEFAULT_MODEL_ID} is not available here (no download possible); using the embedded "
-            f"'{LITE_MODEL_ID}' model. Pass --model lite to silence this notice.",
-            file=sys.stderr,
-        )
-        return load_scorer(LITE_MODEL_ID)
+    with fallback_notices() as notices:
+        scorer = load_scorer(args.model, fallback=args.fallback, **options)
+    for notice in notices:
+        print(f"icc: notice: {notice}", file=sys.stderr)
+    return scorer
 
 
-def file_job(args: argparse.Namespace, table: CaptionTable | None = None, **options: object) -> FileJob:
+def file_job(
+    args: argparse.Namespace,
+    table: CaptionTable | None = None,
+    rule: KeepRule | None = None,
+    other: ColumnRule | None = None,
+    **options: object,
+) -> FileJob:
     """The job of a command without --output-dir: ``args.input`` (a file or stdin) or ``table``, one output.
 
     The input path is checked here, before any model is loaded.
@@ -170,17 +211,20 @@ def file_job(args: argparse.Namespace, table: CaptionTable | None = None, **opti
     from ..curation.engines.single_file import FileJob
 
     check_single_input(args)
+    path = None
     if table is not None:
         source, fmt = table, table.fmt
     elif args.input == ["-"]:
         source, fmt = sys.stdin.buffer, args.format or "txt"
     else:
         (name,) = args.input
-        source, fmt = check_input_file(name), infer_format(name, args.format)
+        source = path = check_input_file(name)
+        fmt = detect_format(path, args.format)
     to_file = bool(args.output) and args.output != "-"
-    out_fmt = args.output_format or (infer_format(args.output) if to_file else fmt)
+    out_fmt = args.output_format or (infer_format(args.output) if to_file else default_output_format(fmt, path))
     output = Path(args.output) if to_file else sys.stdout.buffer
-    return FileJob(source, fmt, output, out_fmt, column=args.column, progress=args.progress, **options)
+    plan = filter_plan(args, fmt, rule, other)
+    return FileJob(source, fmt, output, out_fmt, plan=plan, progress=args.progress, **options)
 
 
 def run_single_file(args: argparse.Namespace, job: FileJob) -> FileJobResult:
@@ -192,7 +236,10 @@ def run_single_file(args: argparse.Namespace, job: FileJob) -> FileJobResult:
 
 def print_summary(result: FileJobResult, extra: list[str] | None = None) -> None:
     rate = result.rows / result.seconds if result.seconds > 0 else float("inf")
-    lines = [f"scored {result.rows} rows with {result.model_id} in {result.seconds:.2f}s ({rate:,.0f} rows/s)"]
+    captions = "" if result.stats.rows == result.rows else f" ({result.stats.rows} captions)"
+    lines = [
+        f"scored {result.rows} rows{captions} with {result.model_id} in {result.seconds:.2f}s ({rate:,.0f} rows/s)"
+    ]
     lines += extra or []
     lines.append(
         f"NaN (blank or non-text captions): {result.stats.nan}"

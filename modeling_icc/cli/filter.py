@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..curation.columns import AGGREGATES
+from ..curation.filter_plan import ColumnRule
 from ..curation.selection import KeepRule
 from .common import (
     add_input_options,
@@ -27,6 +29,8 @@ EXAMPLES = """examples:
   icc filter --input 'pool/*.parquet' --column text --output-dir kept/ --top-fraction 0.3 --workers 2 \\
       --clip-column clip_l14_similarity_score --clip-threshold 0.28 --datacomp-subset kept/subset.npy
   icc filter --input shards/{00000..00099}.tar --output-dir kept/ --threshold 0.5   # re-run to resume
+  icc filter --input vsr_train.tsv --output related.tsv --threshold 0.5 --and-column is_related --and-threshold 1
+  icc filter --input gbc_graphs.jsonl --output concrete_nodes.jsonl --level node --threshold 0.5
 """
 
 
@@ -45,12 +49,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--show", type=int, default=0, metavar="N", help="also print the first N rows, scores and kept flags (stderr)"
     )
-    clip = parser.add_argument_group("image-text score (rows must pass both rules)")
-    clip.add_argument("--clip-column", default="clip_score", help="column with a CLIPScore-like value")
-    clip_rule = clip.add_mutually_exclusive_group()
-    clip_rule.add_argument("--clip-threshold", type=float, help="also require clip value >= T")
-    clip_rule.add_argument("--clip-top-fraction", type=float, help="also require the top F of clip values")
-    clip_rule.add_argument("--clip-top-k", type=int, help="also require the K highest clip values")
+    other = parser.add_argument_group(
+        "another column's rule (rows must pass both): an image-text score (CLIPScore), a relatedness label or score"
+    )
+    other.add_argument("--and-column", "--clip-column", default="clip_score", help="the column (default: clip_score)")
+    other_rule = other.add_mutually_exclusive_group()
+    other_rule.add_argument(
+        "--and-threshold",
+        "--clip-threshold",
+        type=float,
+        help="also require its value >= T (true/false cells count as 1/0: 1 keeps the true rows)",
+    )
+    other_rule.add_argument("--and-top-fraction", "--clip-top-fraction", type=float, help="also require its top F")
+    other_rule.add_argument("--and-top-k", "--clip-top-k", type=int, help="also require its K highest values")
+    nodes = parser.add_argument_group("lists of captions per row (GBC node captions)")
+    nodes.add_argument(
+        "--level",
+        choices=("row", "node"),
+        default="row",
+        help="row: keep whole rows by --aggregate; node: keep every row, with only its captions passing the rule",
+    )
+    nodes.add_argument(
+        "--aggregate", choices=AGGREGATES, default=None, help="what a row-level rule compares (min: every caption)"
+    )
+    nodes.add_argument(
+        "--node-columns",
+        nargs="+",
+        default=None,
+        metavar="COLUMN",
+        help="lists aligned with the captions, kept at the same positions (GBC: node_vertex_ids node_labels)",
+    )
     subset = parser.add_argument_group("DataComp")
     subset.add_argument(
         "--datacomp-subset",
@@ -64,44 +92,35 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=run)
 
 
-def clip_rule(args: argparse.Namespace) -> KeepRule | None:
-    given = (args.clip_threshold, args.clip_top_fraction, args.clip_top_k)
+def other_rule(args: argparse.Namespace) -> ColumnRule | None:
+    given = (args.and_threshold, args.and_top_fraction, args.and_top_k)
     if all(value is None for value in given):
         return None
-    return KeepRule(threshold=args.clip_threshold, top_fraction=args.clip_top_fraction, top_k=args.clip_top_k)
+    return ColumnRule(
+        args.and_column,
+        KeepRule(threshold=args.and_threshold, top_fraction=args.and_top_fraction, top_k=args.and_top_k),
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     require_positive(args.batch_size, "--batch-size")
     rule = KeepRule(threshold=args.threshold, top_fraction=args.top_fraction, top_k=args.top_k)
     subset = Path(args.datacomp_subset) if args.datacomp_subset else None
+    options = {"uid_column": args.uid_column, "datacomp_subset": subset}
     if args.output_dir:
-        return run_sharded(
-            args,
-            rule,
-            clip_rule=clip_rule(args),
-            clip_column=args.clip_column,
-            uid_column=args.uid_column,
-            datacomp_subset=subset,
-        )
-    extra_rule = clip_rule(args)
-    job = file_job(
-        args,
-        rule=rule,
-        clip_rule=extra_rule,
-        clip_column=args.clip_column,
-        uid_column=args.uid_column,
-        datacomp_subset=subset,
-        show=args.show,
-    )
+        return run_sharded(args, rule, other_rule(args), **options)
+    job = file_job(args, rule=rule, other=other_rule(args), show=args.show, **options)
     result = run_single_file(args, job)
     if args.output and args.output != "-":
         print(f"icc: wrote {result.kept} kept rows to {args.output}", file=sys.stderr)
     if subset is not None:
         print(f"icc: wrote {result.subset_uids} uids to the DataComp subset {subset}", file=sys.stderr)
-    rules = rule.describe() + (f" and {args.clip_column}: {extra_rule.describe()}" if extra_rule else "")
     dropped = result.rows - result.kept
-    print_summary(result, [f"rule: {rules}; rows in: {result.rows}, kept: {result.kept}, dropped: {dropped}"])
+    rules = job.plan.describe()
+    lines = [f"rule: {rules}; rows in: {result.rows}, kept: {result.kept}, dropped: {dropped}"]
+    if result.kept_captions is not None:
+        lines.append(f"node captions kept: {result.kept_captions} of {result.stats.rows}")
+    print_summary(result, lines)
     if args.show:
         from .display import print_score_table
 

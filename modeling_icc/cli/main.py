@@ -22,6 +22,7 @@ COMMANDS = {
     "bench": "benchmark scorers against human concreteness ratings (captions, words, nouns, phrases)",
     "cards": "generate the model and dataset cards from bench results and provenance",
     "push": "build, check and upload a model, dataset, Space or the evaluate module",
+    "convert": "convert a student checkpoint (the published moranyanuka/icc format) into the icc format",
 }
 
 

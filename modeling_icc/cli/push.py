@@ -12,18 +12,21 @@ from huggingface_hub import get_token
 from huggingface_hub.errors import HfHubHTTPError
 
 from ..hub import upload
+from ..hub.folders import HUB_CARDS_DIR
 from ..scoring.load import hub_reachable
 from ..utils.errors import UserInputError
 
 EXAMPLES = """examples:
-  icc push --kind model --repo-id my-org/icc-distilroberta --model runs/paper/student --dry-run outputs/push-model
+  icc push --kind model --repo-id my-org/icc-distilroberta --model outputs/icc-distilroberta --dry-run outputs/push
+  icc push --kind model --repo-id my-org/icc-lite --model lite            # a model shipped in the package: its card
   icc push --kind dataset --repo-id my-org/icc-teacher-scores --data runs/paper/dataset
   icc push --kind dataset --repo-id my-org/icc-caption-concreteness --data benchmark
   icc push --kind space --repo-id my-org/icc-demo
-  icc push --kind metric --repo-id my-org/icc        # then: evaluate.load("my-org/icc")
+  icc push --kind metric --repo-id my-org/icc        # then: evaluate.load("my-org/icc") or ("my-org/icc", "lite")
 
---card defaults to hub_cards/NAME/README.md (written by `icc cards`); the Space sources
-default to hub_cards/space/. Uploading needs a Hub token (`hf auth login` or HF_TOKEN).
+--card defaults to DATA/README.md for a teacher-score folder that has one (run_pipeline.py writes
+it), else hub_cards/NAME/README.md (written by `icc cards`); the Space sources default to
+hub_cards/space/. Uploading needs a Hub token (`hf auth login` or HF_TOKEN).
 """
 
 
@@ -35,7 +38,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.epilog = EXAMPLES
     parser.add_argument("--kind", required=True, choices=upload.KINDS)
     parser.add_argument("--repo-id", required=True, help="ORG/NAME on the Hub")
-    parser.add_argument("--model", help="saved student folder (kind model)")
+    parser.add_argument(
+        "--model",
+        help="kind model: a student folder or Hub id (re-saved in the icc format, see `icc convert`), "
+        "or a model shipped in the package (lite: its card alone)",
+    )
     parser.add_argument(
         "--data", help="teacher-score parquet file or folder, or 'benchmark' for the shipped dev split (kind dataset)"
     )
@@ -86,10 +93,10 @@ def _build_and_report(args: argparse.Namespace, repo_id: str, folder: Path) -> i
 
 
 def build(args: argparse.Namespace, repo_id: str, folder: Path) -> Path:
-    card = args.card or str(Path("hub_cards") / repo_id.split("/")[-1] / "README.md")
+    card = args.card or default_card(args, repo_id)
     if args.kind == "model":
         if not args.model:
-            raise UserInputError("--kind model needs --model FOLDER (a saved student)")
+            raise UserInputError("--kind model needs --model FOLDER (a saved student, or lite)")
         return upload.build_model_folder(args.model, card, folder)
     if args.kind == "dataset":
         if not args.data:
@@ -100,3 +107,11 @@ def build(args: argparse.Namespace, repo_id: str, folder: Path) -> Path:
     if args.kind == "space":
         return upload.build_space_folder(folder, args.source)
     return upload.build_metric_folder(repo_id, folder)
+
+
+def default_card(args: argparse.Namespace, repo_id: str) -> str:
+    """The teacher-score folder's own card (the pipeline writes one), else ``hub_cards/NAME/README.md``."""
+    own = Path(args.data) / "README.md" if args.kind == "dataset" and args.data and args.data != "benchmark" else None
+    if own is not None and own.is_file():
+        return str(own)
+    return str(HUB_CARDS_DIR / repo_id.split("/")[-1] / "README.md")

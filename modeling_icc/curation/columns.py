@@ -13,13 +13,14 @@ into per-row lists; per-row ``min``/``mean``/``max`` summarize them.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 
 from ..scoring.base import ConcretenessScorer
+from ..utils.errors import UserInputError
 
 AGGREGATES = ("min", "mean", "max")
 
@@ -29,7 +30,7 @@ def to_pylist(values: Any) -> list:
 
     Inner NumPy/Arrow values (nested columns) become lists too.
     """
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
+    if _is_arrow(values):
         return values.to_pylist()
     if isinstance(values, list):
         items = values
@@ -40,6 +41,12 @@ def to_pylist(values: Any) -> list:
     return [_inner_list(item) for item in items]
 
 
+def _is_arrow(values: Any) -> bool:
+    """Whether ``values`` is an Arrow array (without importing Arrow: no Arrow array exists before it is)."""
+    pa = sys.modules.get("pyarrow")
+    return pa is not None and isinstance(values, (pa.Array, pa.ChunkedArray))
+
+
 def _inner_list(item: Any) -> Any:
     if isinstance(item, np.ndarray):
         return item.tolist()
@@ -48,13 +55,37 @@ def _inner_list(item: Any) -> Any:
     return item
 
 
-def to_float_array(values: Any) -> np.ndarray:
-    """A float64 array from any column container; nulls become NaN."""
-    if isinstance(values, (pa.Array, pa.ChunkedArray)):
-        return np.asarray(values.to_numpy(zero_copy_only=False), dtype=np.float64)
-    if isinstance(values, np.ndarray) and values.dtype != object:
-        return values.astype(np.float64, copy=False)
-    return np.asarray([np.nan if value is None else value for value in to_pylist(values)], dtype=np.float64)
+def to_float_array(values: Any, name: str = "values") -> np.ndarray:
+    """A float array from any column container (float32 stays float32); nulls and blanks become NaN.
+
+    Text cells (CSV, TSV) are parsed: numbers, and ``true``/``false`` (``yes``/``no``) as 1/0,
+    so that a label column such as VSR's ``is_related`` can carry a rule. Anything else is a
+    one-line error naming column ``name``.
+    """
+    if _is_arrow(values):
+        values = values.to_numpy(zero_copy_only=False)
+    if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
+        return values if values.dtype.kind == "f" else values.astype(np.float64)
+    items = [np.nan if value is None else value for value in to_pylist(values)]
+    try:
+        return np.asarray(items, dtype=np.float64)
+    except (TypeError, ValueError):  # blanks or words in text cells
+        return np.asarray([_number(value, name) for value in items], dtype=np.float64)
+
+
+_WORDS = {"true": 1.0, "yes": 1.0, "false": 0.0, "no": 0.0, "": np.nan, "nan": np.nan}
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _WORDS:
+            return _WORDS[text]
+        value = text
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise UserInputError(f"column {name!r} holds {value!r}, not a number or true/false") from None
 
 
 def is_nested(values: Sequence[Any]) -> bool:
@@ -70,17 +101,25 @@ def score_flat(scorer: ConcretenessScorer, values: Sequence[Any]) -> np.ndarray:
     return scorer.score(values, errors="nan", raw=True)
 
 
-def score_nested(scorer: ConcretenessScorer, rows: Sequence[Sequence[Any] | None]) -> list[np.ndarray | None]:
-    """Raw scores of every caption of every row, as one array per row (``None`` rows stay ``None``)."""
-    lengths = [0 if row is None else len(row) for row in rows]
-    flat = [caption for row in rows if row is not None for caption in row]
-    raw = score_flat(scorer, flat)
+def flat_captions(rows: Sequence[Any], nested: bool) -> list[Any]:
+    """Every caption in row order: the rows themselves, or (``nested``) every caption of every row."""
+    return [caption for row in rows if row is not None for caption in row] if nested else list(rows)
+
+
+def per_row(flat: np.ndarray, rows: Sequence[Sequence[Any] | None]) -> list[np.ndarray | None]:
+    """Scores of :func:`flat_captions` split back into one array per row (``None`` rows stay ``None``)."""
     out: list[np.ndarray | None] = []
     start = 0
-    for row, length in zip(rows, lengths, strict=True):
-        out.append(None if row is None else raw[start : start + length])
+    for row in rows:
+        length = 0 if row is None else len(row)
+        out.append(None if row is None else flat[start : start + length])
         start += length
     return out
+
+
+def score_nested(scorer: ConcretenessScorer, rows: Sequence[Sequence[Any] | None]) -> list[np.ndarray | None]:
+    """Raw scores of every caption of every row, as one array per row (``None`` rows stay ``None``)."""
+    return per_row(score_flat(scorer, flat_captions(rows, nested=True)), rows)
 
 
 def aggregate(row_scores: Iterable[np.ndarray | None], how: str) -> np.ndarray:
@@ -110,23 +149,33 @@ def scored_columns(
     raw_column: str | None = None,
     aggregates: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """New columns for a batch: clipped scores, optional raw scores, and (nested) per-row aggregates.
-
-    Flat columns give float32 arrays; nested columns give one list of floats per
-    row (``None`` for a null row) plus ``{output_column}_{min|mean|max}``.
-    """
+    """New columns for a batch of captions (see :func:`score_columns`)."""
     items = to_pylist(values)
-    if not nested:
-        raw = score_flat(scorer, items)
+    raw = score_nested(scorer, items) if nested else score_flat(scorer, items)
+    return score_columns(raw, output_column, raw_column=raw_column, aggregates=aggregates)
+
+
+def score_columns(
+    raw: np.ndarray | list[np.ndarray | None],
+    output_column: str,
+    *,
+    raw_column: str | None = None,
+    aggregates: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Clipped scores, optional raw scores, and (nested) per-row aggregates, from raw scores.
+
+    Flat scores (one array) give float32 arrays; nested scores (one array per row) give
+    one list of floats per row (``None`` for a null row) plus ``{output_column}_{min|mean|max}``.
+    """
+    if isinstance(raw, np.ndarray):
         columns: dict[str, Any] = {output_column: np.clip(raw, 0.0, 1.0)}
         if raw_column:
             columns[raw_column] = raw
         return columns
-    raw_rows = score_nested(scorer, items)
-    clipped = [None if row is None else np.clip(row, 0.0, 1.0) for row in raw_rows]
+    clipped = [None if row is None else np.clip(row, 0.0, 1.0) for row in raw]
     columns = {output_column: [None if row is None else row.tolist() for row in clipped]}
     if raw_column:
-        columns[raw_column] = [None if row is None else row.tolist() for row in raw_rows]
+        columns[raw_column] = [None if row is None else row.tolist() for row in raw]
     for how in aggregates:
         columns[aggregate_column(output_column, how)] = aggregate(clipped, how)
     return columns

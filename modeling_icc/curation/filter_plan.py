@@ -1,105 +1,141 @@
-"""What a filter reads and decides, shared by the ``datasets`` and Ray integrations.
+"""What a filter keeps, decided in one place for every engine.
 
-A plan is validated once against the input's column names and then applied to
-any mapping of column name to column (a ``datasets`` batch, a dict of Arrow
-columns): :meth:`FilterPlan.mask` keeps rows passing the ICC rule and, when
-given, the rule on an image-text score column (CLIPScore).
+Engines (a single file read in chunks, sharded jobs, ``datasets``, Ray Data) move data
+and run in parallel; a :class:`FilterPlan` decides. It is checked once against the
+input's columns (:meth:`FilterPlan.bind`), then applied to pieces of the input given
+as mappings of column name to column (a chunk, a shard, a ``datasets`` batch, an Arrow
+block):
+
+- :meth:`FilterPlan.ranking_values` is what top-k / top-fraction rules order a piece's
+  rows by; :meth:`FilterPlan.fit` turns those of every piece into one
+  :class:`~modeling_icc.curation.selection.Cut` per piece and rule;
+- :meth:`FilterPlan.mask` keeps the rows passing the ICC rule AND, when given, another
+  column's rule (:class:`ColumnRule`: a CLIPScore, VSR's ``is_related`` ...);
+- :meth:`FilterPlan.keep_nodes` keeps, within each row of a nested caption column (GBC
+  node captions), the captions passing the rule, with the same positions of aligned columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
-import pyarrow.compute as pc
 
 from ..utils.errors import UserInputError
 from .columns import AGGREGATES, aggregate, aggregate_column, to_float_array, to_pylist
-from .selection import KeepRule, keep_mask
+from .io.formats import missing_column_message
+from .selection import Cut, KeepRule, fit_cuts, keep_mask
 
 #: Temporary column with unclipped scores, used to rank rows clipped to the same score.
 RAW_SCORE_COLUMN = "__icc_raw_score"
 
 Level = Literal["row", "node"]
+#: Each ranking rule's cut for one piece: ``"icc"`` and ``"other"``.
+Cuts = Mapping[str, Cut]
+
+
+@dataclass(frozen=True)
+class ColumnRule:
+    """A rule on another column that rows must pass as well (a CLIPScore, a relatedness label or score)."""
+
+    column: str
+    rule: KeepRule
+
+    def describe(self) -> str:
+        return f"{self.column}: {self.rule.describe()}"
 
 
 @dataclass(frozen=True)
 class FilterPlan:
-    """One ICC rule (on rows, or on node captions within rows) and an optional CLIP rule."""
+    """The ICC rule (on rows, or on node captions within rows; ``None``: keep all) and another column's rule.
 
-    rule: KeepRule
-    column: str
-    score_column: str
-    nested: bool
-    has_scores: bool
-    level: Level
-    aggregate: str | None
-    node_columns: tuple[str, ...]
-    clip: KeepRule | None
-    clip_column: str
+    ``level="row"`` on a nested column (a list of captions per row) keeps rows by the
+    per-row ``aggregate`` (``min``, ``mean`` or ``max``); ``level="node"`` keeps every row
+    but only its captions passing the rule (within the row), along with the same positions
+    of ``node_columns``. ``tie_break_column`` names unique row ids that break ties at a
+    ranking cut where the engine has no global row order (Ray). ``nested`` and
+    ``has_scores`` describe the input and are set by :meth:`bind`.
+    """
 
-    @classmethod
-    def make(
-        cls,
-        column_names: Sequence[str] | None,
-        nested: bool,
-        rule: KeepRule,
-        column: str,
-        score_column: str,
-        level: str = "row",
-        how: str | None = None,
-        node_columns: Sequence[str] = (),
-        clip: KeepRule | None = None,
-        clip_column: str = "clip_score",
+    rule: KeepRule | None = None
+    column: str = "caption"
+    score_column: str = "icc_score"
+    level: Level = "row"
+    aggregate: str | None = None
+    node_columns: tuple[str, ...] = ()
+    other: ColumnRule | None = None
+    tie_break_column: str | None = None
+    nested: bool = False
+    has_scores: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "node_columns", tuple(self.node_columns))
+        if self.level not in ("row", "node"):
+            raise UserInputError(f"level must be 'row' or 'node', got {self.level!r}")
+        if self.aggregate is not None and self.aggregate not in AGGREGATES:
+            raise UserInputError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {self.aggregate!r}")
+        if self.node_columns and self.level != "node":
+            raise UserInputError("node_columns only apply with level='node'")
+        if self.level == "node" and self.rule is None:
+            raise UserInputError("level='node' needs a rule for the node captions")
+
+    def bind(
+        self, column_names: Sequence[str] | None, nested: bool, use_scores: bool = True, source: object = None
     ) -> FilterPlan:
-        """Validate the options against ``column_names`` (``None``: unknown, not checked).
+        """This plan for an input with ``column_names`` (``None``: unknown, not checked), checked.
 
         ``nested``: whether the caption (or existing score) column holds a list per row.
+        ``use_scores``: an existing ``score_column`` is used instead of scoring again.
+        ``source`` names the input in error messages.
         """
-        if level not in ("row", "node"):
-            raise UserInputError(f"level must be 'row' or 'node', got {level!r}")
-        has_scores = score_column in (column_names or ())
-        require_columns(column_names, [score_column if has_scores else column])
-        if clip is not None:
-            require_columns(column_names, [clip_column])
-        if nested and level == "row" and how is None:
+        has_scores = use_scores and self.score_column in (column_names or ())
+        needed = [self.score_column if has_scores else self.column]
+        needed += [name for name in (self.other and self.other.column, self.tie_break_column) if name]
+        require_columns(column_names, needed, source)
+        if nested and self.level == "row" and self.aggregate is None and self.rule is not None:
             raise UserInputError(
-                f"column {column!r} holds a list of captions per row: pass aggregate='min', 'mean' or 'max' "
-                "to keep whole rows, or level='node' to keep individual node captions"
+                f"column {self.column!r} holds a list of captions per row: pass aggregate='min', 'mean' or 'max' "
+                "(--aggregate) to keep whole rows, or level='node' (--level node) to keep individual node captions"
             )
-        if how is not None and how not in AGGREGATES:
-            raise UserInputError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {how!r}")
-        if level == "node":
+        if self.level == "node":
             if not nested:
-                raise UserInputError(f"level='node' needs a column with a list of captions per row; {column!r} is not")
-            require_columns(column_names, [column, *node_columns])
-        elif node_columns:
-            raise UserInputError("node_columns only apply with level='node'")
-        return cls(rule, column, score_column, nested, has_scores, level, how, tuple(node_columns), clip, clip_column)
+                raise UserInputError(
+                    f"level='node' needs a column with a list of captions per row; {self.column!r} is not"
+                )
+            require_columns(column_names, [self.column, *self.node_columns], source)
+        return replace(self, nested=nested, has_scores=has_scores)
 
     @property
     def row_rule(self) -> KeepRule | None:
         return self.rule if self.level == "row" else None
 
+    def rules(self) -> dict[str, KeepRule]:
+        """The rules rows must pass, by name: ``"icc"`` (row level) and ``"other"``."""
+        rules = {"icc": self.row_rule, "other": None if self.other is None else self.other.rule}
+        return {name: rule for name, rule in rules.items() if rule is not None}
+
+    def ranked(self) -> dict[str, KeepRule]:
+        """The rules that rank rows against each other (top-k / top-fraction)."""
+        return {name: rule for name, rule in self.rules().items() if rule.is_ranking}
+
     @property
     def needs_all_rows(self) -> bool:
-        """Whether some rule ranks rows against each other (top-k / top-fraction)."""
-        return any(rule is not None and rule.is_ranking for rule in (self.row_rule, self.clip))
+        """Whether some rule ranks rows against each other, so every piece is seen before any is cut."""
+        return bool(self.ranked())
 
     @property
     def raw_column(self) -> str | None:
         """Unclipped scores are kept while ranking flat scores we compute ourselves."""
-        ranks = self.row_rule is not None and self.row_rule.is_ranking
-        return RAW_SCORE_COLUMN if ranks and not self.nested and not self.has_scores else None
+        return RAW_SCORE_COLUMN if "icc" in self.ranked() and not self.nested and not self.has_scores else None
 
     @property
     def mask_columns(self) -> set[str]:
-        """Columns :meth:`mask` may read."""
-        names = {RAW_SCORE_COLUMN}
-        if self.clip is not None:
-            names.add(self.clip_column)
+        """Columns :meth:`mask` and :meth:`ranking_values` may read."""
+        names = {RAW_SCORE_COLUMN, *(name for name in (self.tie_break_column,) if name)}
+        if self.other is not None:
+            names.add(self.other.column)
         if self.row_rule is not None:
             names.add(self.score_column)
             if self.aggregate is not None:
@@ -115,61 +151,84 @@ class FilterPlan:
             return to_float_array(columns[name])
         return aggregate(float_rows(columns[self.score_column]), self.aggregate)
 
-    def icc_ranking(self, columns: Mapping[str, Any]) -> np.ndarray:
-        """What top-k / top-fraction order rows by: raw scores when present, else :meth:`row_values`."""
-        if RAW_SCORE_COLUMN in columns:
-            return to_float_array(columns[RAW_SCORE_COLUMN])
-        return self.row_values(columns)
+    def ranking_values(self, columns: Mapping[str, Any]) -> dict[str, np.ndarray]:
+        """What each ranking rule orders this piece's rows by."""
+        return {name: self._values(name, columns) for name in self.ranked()}
 
-    def mask(
-        self,
-        columns: Mapping[str, Any],
-        n_rows: int,
-        cuts: tuple[GlobalCut | None, GlobalCut | None] = (None, None),
-    ) -> np.ndarray:
-        """Rows passing the row rule and the CLIP rule, over everything in ``columns``.
+    def fit(
+        self, pieces: Sequence[Mapping[str, np.ndarray]], ids: Sequence[Any] | None = None, ordered: bool = True
+    ) -> list[Cuts]:
+        """Each piece's cuts, from the :meth:`ranking_values` of every piece in input order.
 
-        ``cuts`` (ICC, CLIP) replace ranking rules by where they cut the whole
-        dataset, for engines that score in pieces and rank globally first.
+        Ties at a cut go to the first rows in piece then row order (``ordered``), to the
+        smallest ``ids`` (the ``tie_break_column`` of each piece), or else are all kept.
         """
+        by_rule = {
+            name: fit_cuts([piece[name] for piece in pieces], rule, ids=ids, ordered=ordered)
+            for name, rule in self.ranked().items()
+        }
+        return [{name: cuts[index] for name, cuts in by_rule.items()} for index in range(len(pieces))]
+
+    def mask(self, columns: Mapping[str, Any], n_rows: int, cuts: Cuts | None = None) -> np.ndarray:
+        """Rows of a piece passing every rule.
+
+        ``cuts`` (from :meth:`fit`) apply ranking rules fitted over the whole input;
+        without them, ``columns`` is the whole input.
+        """
+        ids = columns.get(self.tie_break_column) if self.tie_break_column else None
         mask = np.ones(n_rows, dtype=bool)
-        if self.row_rule is not None:
-            values, ranking = self.row_values(columns), self.icc_ranking(columns)
-            mask &= _keep(self.row_rule, values, ranking, cuts[0], columns)
-        if self.clip is not None:
-            clip_values = to_float_array(columns[self.clip_column])
-            mask &= _keep(self.clip, clip_values, clip_values, cuts[1], columns)
+        for name, rule in self.rules().items():
+            values = self._values(name, columns)
+            if not rule.is_ranking:
+                mask &= keep_mask(values, rule)
+                continue
+            cut = fit_cuts([values], rule)[0] if cuts is None else cuts[name]
+            mask &= cut.mask(values, ids)
         return mask
 
+    def keep_nodes(self, columns: Mapping[str, Any]) -> dict[str, list]:
+        """The caption, score and node columns of a batch with, in each row, only the captions passing the rule.
 
-@dataclass(frozen=True)
-class GlobalCut:
-    """Where a ranking rule cuts the whole dataset, applied to one piece of it.
+        Per-row aggregate columns present in ``columns`` are recomputed over the kept captions.
+        """
+        names = (self.column, self.score_column, *self.node_columns)
+        lists = {name: to_pylist(columns[name]) for name in names}
+        out: dict[str, list] = {name: [] for name in names}
+        for index, row_scores in enumerate(float_rows(lists[self.score_column])):
+            if row_scores is None:
+                for name in names:
+                    out[name].append(lists[name][index])
+                continue
+            keep = np.flatnonzero(keep_mask(row_scores, self.rule))
+            for name in names:
+                row = lists[name][index]
+                if row is None or len(row) != len(row_scores):
+                    raise UserInputError(
+                        f"column {name!r} must hold one item per caption of {self.column!r} "
+                        f"(a row has {0 if row is None else len(row)} items for {len(row_scores)} captions)"
+                    )
+                out[name].append([row[position] for position in keep])
+        kept_scores = float_rows(out[self.score_column])
+        for how in AGGREGATES:
+            if aggregate_column(self.score_column, how) in columns:
+                out[aggregate_column(self.score_column, how)] = aggregate(kept_scores, how)
+        return out
 
-    Keeps ``ranking >= value``; with ``last_tied_id`` set, rows equal to ``value``
-    are kept only up to that id of ``tie_break_column`` (so exactly k rows pass).
-    """
+    def describe(self) -> str:
+        """The rules in words, for summaries."""
+        words = "keep all rows" if self.rule is None else self.rule.describe()
+        if self.level == "node":
+            words = f"node captions: {words}"
+        elif self.aggregate is not None:
+            words = f"row {self.aggregate} of node scores: {words}"
+        return words + (f" and {self.other.describe()}" if self.other is not None else "")
 
-    value: float
-    tie_break_column: str | None = None
-    last_tied_id: Any = None
-
-    def keeps(self, ranking: np.ndarray, columns: Mapping[str, Any]) -> np.ndarray:
-        ranking = np.asarray(ranking, dtype=np.float64)
-        mask = np.nan_to_num(ranking, nan=-np.inf) >= self.value
-        tied = ranking == self.value
-        if self.last_tied_id is not None and tied.any():
-            beyond = pc.fill_null(pc.greater(columns[self.tie_break_column], self.last_tied_id), True)
-            mask &= ~(tied & beyond.to_numpy())
-        return mask
-
-
-def _keep(
-    rule: KeepRule, values: np.ndarray, ranking: np.ndarray, cut: GlobalCut | None, columns: Mapping[str, Any]
-) -> np.ndarray:
-    if cut is not None and rule.is_ranking:
-        return cut.keeps(ranking, columns)
-    return keep_mask(values, rule, ranking=ranking)
+    def _values(self, name: str, columns: Mapping[str, Any]) -> np.ndarray:
+        """What rule ``name`` compares: the other column's values, or ICC scores (raw when ranking, if present)."""
+        if name == "other":
+            return to_float_array(columns[self.other.column], self.other.column)
+        raw = columns.get(RAW_SCORE_COLUMN) if self.row_rule.is_ranking else None
+        return self.row_values(columns) if raw is None else to_float_array(raw)
 
 
 def float_rows(values: Any) -> list[np.ndarray | None]:
@@ -177,10 +236,10 @@ def float_rows(values: Any) -> list[np.ndarray | None]:
     return [None if row is None else np.asarray(row, dtype=np.float64) for row in to_pylist(values)]
 
 
-def require_columns(available: Sequence[str] | None, names: Sequence[str]) -> None:
-    """Raise a one-line error naming the first missing column and the available ones."""
+def require_columns(available: Sequence[str] | None, names: Sequence[str], source: object = None) -> None:
+    """Raise a one-line error naming the first missing column and the available ones (and ``source``)."""
     if available is None:
         return
     missing = [name for name in names if name not in available]
     if missing:
-        raise UserInputError(f"no column {missing[0]!r}; available columns: {', '.join(available) or '(none)'}")
+        raise UserInputError(missing_column_message(missing[0], list(available), source))

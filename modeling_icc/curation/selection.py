@@ -1,14 +1,19 @@
-"""Which rows a filter keeps: one rule among threshold, top fraction and top k.
+"""Which rows a rule keeps: a threshold, a top fraction or a top k, and where a ranking rule cuts.
 
-NaN scores (blank or invalid captions) are never kept. Rankings break ties by
-input order, so the same input always keeps the same rows.
+NaN values (blank or invalid captions) are never kept. Rankings break ties by
+input order, so the same input always keeps the same rows. A top-k / top-fraction
+rule over an input read in pieces (shards, chunks, blocks) is fitted once over the
+ranking values of every piece (:func:`fit_cuts`) and applied to each piece by its
+:class:`Cut`, without ever holding more than one float per row.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -82,64 +87,88 @@ def keep_mask(scores: np.ndarray, rule: KeepRule, ranking: np.ndarray | None = N
     raw, unclipped scores so that rows clipped to 1.0 keep their true order.
     """
     scores = np.asarray(scores, dtype=np.float64)
-    valid = ~np.isnan(scores)
     if rule.threshold is not None:
-        return valid & (np.nan_to_num(scores, nan=-np.inf) >= rule.threshold)
-    k = rule.top_count(int(valid.sum()))
-    order_by = np.asarray(scores if ranking is None else ranking, dtype=np.float64)
-    keys = np.where(valid, -order_by, np.inf)
-    chosen = np.argsort(keys, kind="stable")[:k]
-    mask = np.zeros(scores.shape[0], dtype=bool)
-    mask[chosen] = True
-    return mask
+        return np.nan_to_num(scores, nan=-np.inf) >= rule.threshold
+    ranking = scores if ranking is None else np.asarray(ranking, dtype=np.float64)
+    return fit_cuts([ranking], rule)[0].mask(ranking)
 
 
 @dataclass(frozen=True)
-class RankCut:
-    """One shard's share of a top-k / top-fraction rule ranked over many shards.
+class Cut:
+    """Where a ranking rule cuts the whole input, applied to one piece of it.
 
-    Keeps rows whose value is above ``cutoff``, plus the first ``ties`` rows
-    (in shard order) whose value equals it: with shards in input order this is
-    exactly :func:`keep_mask` over all rows concatenated, without ever holding
-    more than one float per row.
+    Keeps rows ranked above ``value``. Of the rows equal to it, keeps the first
+    ``ties`` of this piece (in row order), or with ``last_tied_id`` those whose id
+    is at most that id (exactly k rows without a global row order), or else all.
     """
 
-    cutoff: float
-    ties: int
+    value: float
+    ties: int | None = None
+    last_tied_id: Any = None
 
-    def mask(self, values: np.ndarray) -> np.ndarray:
-        values = np.asarray(values, dtype=np.float64)
-        mask = np.nan_to_num(values, nan=-np.inf) > self.cutoff
-        mask[np.flatnonzero(values == self.cutoff)[: self.ties]] = True
-        return mask
+    def mask(self, ranking: np.ndarray, ids: Any = None) -> np.ndarray:
+        """Rows of a piece to keep, from its ranking values (and its ids, for ``last_tied_id``)."""
+        ranking = np.asarray(ranking, dtype=np.float64)
+        tied = ranking == self.value
+        if self.last_tied_id is not None:
+            import pyarrow.compute as pc
+
+            tied &= ~pc.fill_null(pc.greater(_arrow(ids), self.last_tied_id), True).to_numpy(zero_copy_only=False)
+        elif self.ties is not None:
+            tied[np.flatnonzero(tied)[self.ties :]] = False
+        return (np.nan_to_num(ranking, nan=-np.inf) > self.value) | tied
 
 
-def piece_mask(rule: KeepRule, values: np.ndarray, ranking: np.ndarray, cut: RankCut | None) -> np.ndarray:
-    """Rows of one piece of a larger input (a shard, a chunk) that ``rule`` keeps.
+def fit_cuts(
+    pieces: Sequence[np.ndarray], rule: KeepRule, *, ids: Sequence[Any] | None = None, ordered: bool = True
+) -> list[Cut]:
+    """Each piece's :class:`Cut` of ranking ``rule`` over all ``pieces`` together (NaN: never kept).
 
-    A ranking rule needs ``cut``, the piece's share from :func:`rank_cuts` over all pieces.
+    Rows tied at the cut are kept in piece order, then row order (``ordered``: exactly
+    :func:`keep_mask` over the concatenation); or, given one id column per piece, by
+    smallest id; or else all of them.
     """
     if not rule.is_ranking:
-        return keep_mask(values, rule)
-    if cut is None:
-        raise ValueError("a top-k / top-fraction rule over pieces needs each piece's RankCut")
-    return cut.mask(ranking)
-
-
-def rank_cuts(shard_values: list[np.ndarray], rule: KeepRule) -> list[RankCut]:
-    """Per-shard cuts of a ranking rule over ``shard_values`` (ranking values per shard, NaN = never kept)."""
-    if not rule.is_ranking:
-        raise ValueError("rank_cuts is for top_k / top_fraction rules")
-    valid = np.concatenate([np.asarray(v, dtype=np.float64) for v in shard_values] or [np.zeros(0)])
+        raise ValueError("fit_cuts is for top_k / top_fraction rules")
+    values = [np.asarray(piece) for piece in pieces]  # no float64 copies held: one value per row is all there is
+    valid = np.concatenate([piece.astype(np.float64) for piece in values] or [np.zeros(0)])
     valid = valid[~np.isnan(valid)]
     k = rule.top_count(len(valid))
     if k == 0:
-        return [RankCut(np.inf, 0) for _ in shard_values]
+        return [Cut(np.inf, ties=0) for _ in values]
     cutoff = float(np.partition(valid, len(valid) - k)[len(valid) - k])
     budget = k - int((valid > cutoff).sum())
+    del valid
+    if ids is not None:
+        return [Cut(cutoff, last_tied_id=_last_tied_id(values, ids, cutoff, budget))] * len(values)
+    if not ordered:
+        return [Cut(cutoff)] * len(values)
     cuts = []
-    for values in shard_values:
-        ties = min(budget, int((np.asarray(values, dtype=np.float64) == cutoff).sum()))
-        cuts.append(RankCut(cutoff, ties))
+    for piece in values:
+        ties = min(budget, int((piece == cutoff).sum()))
+        cuts.append(Cut(cutoff, ties))
         budget -= ties
     return cuts
+
+
+def _last_tied_id(values: list[np.ndarray], ids: Sequence[Any], cutoff: float, budget: int) -> Any:
+    """The largest id kept among the rows tied at ``cutoff`` (``None``: all of them are kept)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    tied = pa.chunked_array(
+        [pc.filter(_arrow(piece_ids), pa.array(piece == cutoff)) for piece, piece_ids in zip(values, ids, strict=True)]
+    )
+    if tied.null_count or len(pc.unique(tied)) < len(tied):
+        raise UserInputError("tie-break ids must be unique and non-null; rows tied at the cut repeat one")
+    if budget >= len(tied):
+        return None
+    return pc.take(tied, pc.sort_indices(tied))[budget - 1].as_py()
+
+
+def _arrow(values: Any) -> Any:
+    import pyarrow as pa
+
+    from .columns import to_pylist
+
+    return values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(to_pylist(values))

@@ -29,6 +29,7 @@ from ..utils.shipped_data import dev_split
 from ..version import DISTRIBUTION
 from .combine import ScoreCombiner
 from .config import PipelineConfig, with_tiny_components
+from .dataset_card import write_teacher_dataset_card
 from .distill import distill_student, distill_two_stage
 from .evaluation import evaluate_on_dev
 from .plots import plot_combination, plot_standardization
@@ -81,12 +82,15 @@ class PipelineRun:
         self._step("dataset", [self.path("dataset/data")], self.dataset)
         self._step("distill", [self.path("student/model.safetensors")], self.distill)
         self._step("evaluate", [self.path("evaluation.json")], self.evaluate)
+        # Rewritten on every run, so the push-ready dataset folder always describes this run's files.
+        card = write_teacher_dataset_card(self.path("dataset"), self.out, self.config.to_dict())
         summary = {
             "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "wall_seconds_this_invocation": time.perf_counter() - start,
             "steps": self.summary,
             "outputs": {
                 "teacher_score_dataset": str(self.path("dataset")),
+                "teacher_score_dataset_card": str(card),
                 "standardizer": str(self.path("standardizer.json")),
                 "combiner": str(self.path("combiner.json")),
                 "student": str(self.path("student")),

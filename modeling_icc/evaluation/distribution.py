@@ -1,6 +1,7 @@
 """Score distributions on an unlabelled caption pool: what a scorer does to captions no one annotated.
 
-For each scorer: quantiles, the share kept at 0.5, a histogram, and the highest and lowest captions
+For each scorer: quantiles, the share of captions each common threshold keeps (the rule ``icc filter
+--threshold`` applies), a histogram, and the highest and lowest captions
 (distinct, scored captions; ties in input order); for each pair of scorers, the Spearman correlation of their
 scores. Used on the 15,833 CC3M validation captions (``benchmarks/cc3m_distribution.py``) as an
 out-of-domain check: no label is involved, so nothing here was fitted on it.
@@ -15,11 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..curation.selection import KeepRule, keep_mask
 from ..scoring.base import ConcretenessScorer
 from .report import save_figure
 
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 HISTOGRAM_BINS = 20
+#: Thresholds whose kept share is reported: the range users pick from.
+THRESHOLDS = (0.3, 0.5, 0.7, 0.9)
 
 
 def score_distribution(texts: Sequence[str], scorers: Mapping[str, ConcretenessScorer], k: int = 10) -> dict:
@@ -40,7 +44,10 @@ def score_distribution(texts: Sequence[str], scorers: Mapping[str, ConcretenessS
             "n": len(valid),
             "mean": float(valid.mean()),
             "quantiles": {f"p{round(q * 100)}": float(np.quantile(valid, q)) for q in QUANTILES},
-            "share_at_least_0.5": float((valid >= 0.5).mean()),
+            "kept_by_threshold": {  # over all captions, as icc filter counts rows in and kept
+                str(threshold): float(keep_mask(values, KeepRule(threshold=threshold)).mean())
+                for threshold in THRESHOLDS
+            },
             "histogram": {"edges": edges.tolist(), "counts": np.histogram(valid, edges)[0].tolist()},
             "highest": [{"caption": text, "score": per_caption[text]} for text in ranked[:k]],
             "lowest": [{"caption": text, "score": per_caption[text]} for text in ranked[::-1][:k]],
@@ -54,10 +61,13 @@ def score_distribution(texts: Sequence[str], scorers: Mapping[str, ConcretenessS
 def distribution_markdown(result: dict, title: str) -> str:
     """The summary table and, per scorer, the highest and lowest captions."""
     lines = [f"### {title}", "", f"{result['n_captions']} captions ({result['n_distinct']} distinct).", ""]
-    lines += ["| scorer | mean | p5 / p25 / p50 / p75 / p95 | share >= 0.5 |", "| --- | ---: | --- | ---: |"]
+    kept_header = " | ".join(f"kept at {threshold}" for threshold in THRESHOLDS)
+    lines += [f"| scorer | mean | p5 / p25 / p50 / p75 / p95 | {kept_header} |"]
+    lines += ["| --- | ---: | --- |" + " ---: |" * len(THRESHOLDS)]
     for name, summary in result["scorers"].items():
         quantiles = " / ".join(f"{value:.2f}" for value in summary["quantiles"].values())
-        lines.append(f"| {name} | {summary['mean']:.2f} | {quantiles} | {summary['share_at_least_0.5']:.1%} |")
+        kept = " | ".join(f"{share:.1%}" for share in summary["kept_by_threshold"].values())
+        lines.append(f"| {name} | {summary['mean']:.2f} | {quantiles} | {kept} |")
     lines += [""] + [f"Spearman, {pair}: {value:.2f}." for pair, value in result["spearman"].items()]
     for name, summary in result["scorers"].items():
         for side in ("highest", "lowest"):
@@ -77,7 +87,8 @@ def plot_histograms(result: dict, path: str | os.PathLike, title: str) -> Path:
     for name, summary in result["scorers"].items():
         histogram = summary["histogram"]
         axis.stairs(histogram["counts"], histogram["edges"], label=f"{name} (median {summary['quantiles']['p50']:.2f})")
-    axis.axvline(0.5, color="grey", linewidth=0.8, linestyle="--")
+    for threshold in THRESHOLDS:
+        axis.axvline(threshold, color="grey", linewidth=0.8, linestyle="--")
     axis.set_xlabel("score")
     axis.set_ylabel("captions")
     axis.set_title(title, fontsize=10)

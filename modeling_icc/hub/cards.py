@@ -1,12 +1,17 @@
 """Hub cards built from measured results: nothing on a card is typed by hand.
 
-The model card's ``model-index`` comes from ``icc bench`` results and its training
-section from the distillation provenance; the dataset cards read their schema and size
-from the data itself. See :mod:`.results_schema` for the JSON fields used.
+Model cards take their ``model-index`` from ``icc bench`` results (held-out rows only),
+their speed from the speed benchmarks' JSON and, for a student we trained, their training
+section from the distillation provenance; dataset cards read their schema and size from
+the data itself. See :mod:`.results_schema` for the JSON fields used. The teacher-score
+dataset's card is written by the pipeline (:mod:`modeling_icc.distillation.dataset_card`).
 """
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import io
 import json
 import os
 from collections.abc import Sequence
@@ -16,50 +21,80 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData, EvalResult, ModelCard, ModelCardData
 
+from ..distillation.dataset_card import size_category, teacher_lines
+from ..distillation.distill import DistillConfig, StudentTrainingArguments
+from ..evaluation.data import PUBLISHED
+from ..scoring.load import DEFAULT_MODEL_ID
+from ..utils.citation import CITATION, PAPER_URL
 from ..utils.errors import UserInputError
-from ..utils.shipped_data import dev_split
-from .results_schema import CAPTION_BENCHMARK, HUB_METRIC_IDS, BenchResults, BenchRow, MetricValue, Provenance
+from ..utils.shipped_data import (
+    DEV_SPLIT_FILE,
+    FROZEN_PARTITION_FILE,
+    data_path,
+    dev_split,
+    frozen_partition_ids,
+    paper_examples,
+)
+from ..version import DISTRIBUTION
+from .results_schema import (
+    CAPTION_BENCHMARK,
+    HUB_METRIC_IDS,
+    BenchResults,
+    BenchRow,
+    MetricValue,
+    Provenance,
+    SpeedResults,
+)
 
-PAPER_URL = "https://aclanthology.org/2024.findings-acl.592/"
-CITATION = """@inproceedings{yanuka-etal-2024-icc,
-    title = "{ICC}: Quantifying Image Caption Concreteness for Multimodal Dataset Curation",
-    author = "Yanuka, Moran and Alper, Morris and Averbuch-Elor, Hadar and Giryes, Raja",
-    booktitle = "Findings of the Association for Computational Linguistics: ACL 2024",
-    year = "2024",
-    url = "https://aclanthology.org/2024.findings-acl.592/",
-}"""
-#: Meaning of each column of the teacher-score dataset (``modeling_icc.distillation.teacher_dataset.DATASET_SCHEMA``).
-TEACHER_SCORE_COLUMNS = {
-    "id": "caption id, stable across shards",
-    "caption": "the caption text",
-    "n_words": "caption length in words (the standardization bucket)",
-    "sba_best": "the SBA teacher's best reconstruction of the caption (of 5 beams)",
-    "sba_similarity": "SBA raw similarity: 1 - character Levenshtein distance / max length",
-    "vba_best": "the VBA teacher's best BLIP-2 caption of the generated image (of 5)",
-    "vba_similarity": "VBA raw similarity: BERTScore F1",
-    "sba_teacher": "JSON provenance of the SBA teacher (model ids, settings, versions)",
-    "vba_teacher": "JSON provenance of the VBA teacher (model ids, settings, versions)",
-    "seed": "run seed (each caption's generator is seeded from it and the caption id)",
-    "sba_score": "SBA similarity after per-length logit-normal standardization, in (0, 1)",
-    "vba_score": "VBA similarity after per-length logit-normal standardization, in (0, 1)",
-    "target": "the distillation target sigma(a*vba_score + b*sba_score + c)",
+#: YAML key naming the model of a card-only repository for a model shipped in the package.
+ZERO_DOWNLOAD_CARD_KEY = "icc_zero_download"
+#: The benchmark dataset's data file (one split, ``dev``) and its columns: name -> (Hub dtype, meaning).
+BENCHMARK_DATA_FILE = "data/dev.csv"
+BENCHMARK_COLUMNS = {
+    "sample_id": ("string", "LAION-400M sample id"),
+    "caption": ("string", "the web caption"),
+    "concreteness_annotation": ("int64", "human label, 0 (highly abstract) to 3 (highly concrete)"),
+    "icc_score": ("float64", f"raw output of the published ICC model ({DEFAULT_MODEL_ID}) as released; can exceed 1"),
+    "frozen_partition": ("bool", "in the frozen internal test partition (see below)"),
 }
-#: Teacher provenance keys shown on cards (model ids and the settings that define the teacher).
-TEACHER_CARD_KEYS = (
-    "text_model", "lm", "bottleneck", "similarity",
-    "text_to_image", "scheduler", "num_inference_steps", "guidance_scale", "captioner", "prompt", "bertscore_model",
-)  # fmt: skip
-DEV_SPLIT_COLUMNS = {
-    "sample_id": "LAION-400M sample id",
-    "caption": "the web caption",
-    "concreteness_annotation": "human label, 0 (highly abstract) to 3 (highly concrete)",
-    "icc_score": "raw output of the published ICC model (moranyanuka/icc); can exceed 1",
-}
+#: The functions that rebuild each norm benchmark from the norms (``modeling_icc.evaluation.data``).
+NORM_BENCHMARK_FUNCTIONS = {"words": "word_benchmark", "nouns": "noun_benchmark", "phrases": "phrase_benchmark"}
+#: The norm studies each zero-download model learned from (keys of the lite lexicon's sources file).
+NORMS_READ_BY = {"lite": ("brysbaert", "muraki", "glasgow", "lancaster"), "mini": ("brysbaert", "muraki")}
+#: The norm studies the word and phrase benchmarks read (keys of the lite lexicon's sources file).
+BENCHMARK_NORMS = ("brysbaert", "muraki")
 
 
 def _template(name: str) -> str:
     """A Jinja card template from ``templates/`` (rendered by huggingface_hub)."""
     return (Path(__file__).parent / "templates" / name).read_text(encoding="utf-8")
+
+
+def student_usage(repo_id: str, metric_repo_id: str) -> str:
+    """The usage section every student card shares (``templates/student_usage.md``)."""
+    from jinja2 import Template
+
+    raw = [row for row in paper_examples() if isinstance(row.get("icc"), float) and row["icc"] > 1]
+    return Template(_template("student_usage.md")).render(
+        repo_id=repo_id, metric_repo_id=metric_repo_id, raw_example=raw[0] if raw else None
+    )
+
+
+def _student_card_data(
+    repo_id: str, results: list[EvalResult], *, license: str, base_model: str | None, datasets: list[str | None]
+) -> ModelCardData:
+    return ModelCardData(
+        language="en",
+        license=license,
+        library_name="transformers",
+        pipeline_tag="text-classification",
+        tags=["icc", "image-captioning", "dataset-curation", "concreteness", "regression"],
+        base_model=base_model if base_model and _is_hub_id(base_model) else None,
+        datasets=[name for name in datasets if name] or None,
+        metrics=sorted({result.metric_type for result in results}) or None,
+        model_name=repo_id.split("/")[-1],
+        eval_results=results,
+    )
 
 
 def model_card(
@@ -99,24 +134,18 @@ def model_card(
         )
     model_name = repo_id.split("/")[-1]
     results = eval_results(own_rows, bench, benchmark_dataset)
-    card_data = ModelCardData(
-        language="en",
+    card_data = _student_card_data(
+        repo_id,
+        results,
         license=license,
-        library_name="transformers",
-        pipeline_tag="text-classification",
-        tags=["icc", "image-captioning", "dataset-curation", "concreteness", "regression"],
-        base_model=provenance.base_model if _is_hub_id(provenance.base_model) else None,
-        datasets=[name for name in (teacher_dataset, benchmark_dataset) if name] or None,
-        metrics=sorted({result.metric_type for result in results}) or None,
-        model_name=model_name,
-        eval_results=results,
+        base_model=provenance.base_model,
+        datasets=[teacher_dataset, benchmark_dataset],
     )
     return ModelCard.from_template(
         card_data,
         template_str=_template("model_card.md"),
         model_name=model_name,
-        repo_id=repo_id,
-        metric_repo_id=metric_repo_id or f"{repo_id.split('/')[0]}/icc",
+        usage=student_usage(repo_id, metric_repo_id or f"{repo_id.split('/')[0]}/icc"),
         paper_url=PAPER_URL,
         bench_source=Path(bench.source).name,
         results_tables=results_tables(bench, bench.rows, highlight=scorer),
@@ -132,15 +161,6 @@ def model_card(
 def _is_hub_id(name: str) -> bool:
     """A Hub model id (``org/name`` or a legacy ``name``), not a local path."""
     return not Path(name).expanduser().exists() and not name.startswith((".", "/", "~")) and name.count("/") <= 1
-
-
-def teacher_lines(teachers: dict[str, dict]) -> list[str]:
-    """``SBA: text_model `...`, lm `...``` per teacher, from its recorded provenance."""
-    lines = []
-    for name, settings in teachers.items():
-        shown = [f"{key} `{settings[key]}`" for key in TEACHER_CARD_KEYS if settings.get(key) is not None]
-        lines.append(f"{name.upper()}: " + ", ".join(shown or ["(no model ids recorded)"]))
-    return lines
 
 
 def eval_results(
@@ -210,46 +230,6 @@ def _environment_line(environment: dict) -> str:
     return ", ".join(str(part) for part in parts if part)
 
 
-def teacher_dataset_card(
-    repo_id: str,
-    parquet_files: Sequence[str | os.PathLike],
-    provenance: Provenance | None = None,
-    *,
-    license: str = "other",
-    model_repo_id: str | None = None,
-) -> DatasetCard:
-    """Card of the teacher-score dataset; schema and row count are read from the parquet files."""
-    if not parquet_files:
-        raise UserInputError("the teacher-score dataset needs at least one parquet file")
-    schema, n_rows = _parquet_schema_and_rows(parquet_files)
-    pretty_name = "ICC teacher scores"
-    card_data = DatasetCardData(
-        language="en",
-        license=license,
-        pretty_name=pretty_name,
-        task_categories=["text-classification"],
-        size_categories=size_category(n_rows),
-        tags=["icc", "image-captioning", "dataset-curation", "concreteness", "distillation"],
-        configs=[{"config_name": "default", "data_files": [{"split": "train", "path": "data/train-*.parquet"}]}],
-    )
-    columns = [(f.name, str(f.type), TEACHER_SCORE_COLUMNS.get(f.name, "(not documented)")) for f in schema]
-    teachers = provenance.teachers if provenance and provenance.teachers else _teachers_in(parquet_files[0])
-    return DatasetCard.from_template(
-        card_data,
-        template_str=_template("teacher_dataset_card.md"),
-        pretty_name=pretty_name,
-        repo_id=repo_id,
-        model_repo_id=model_repo_id,
-        n_rows=n_rows,
-        columns=columns,
-        teachers=teacher_lines(teachers),
-        combination=provenance.combination if provenance else None,
-        license=license,
-        paper_url=PAPER_URL,
-        citation=CITATION,
-    )
-
-
 def benchmark_overlap(parquet_files: Sequence[str | os.PathLike]) -> int:
     """How many captions of the teacher-score data are also in the caption benchmark's dev split."""
     benchmark = {row["caption"] for row in dev_split()}
@@ -259,26 +239,175 @@ def benchmark_overlap(parquet_files: Sequence[str | os.PathLike]) -> int:
     )
 
 
-def _teachers_in(parquet_file: str | os.PathLike) -> dict[str, dict]:
-    """Teacher provenance recorded in the dataset itself (the first row's JSON columns)."""
-    columns = [name for name in ("sba_teacher", "vba_teacher") if name in pq.read_schema(parquet_file).names]
-    if not columns:
-        return {}
-    first = pq.read_table(parquet_file, columns=columns).slice(0, 1).to_pylist()
-    teachers = {}
-    for column in columns:
-        try:
-            value = json.loads(first[0][column]) if first and first[0][column] else None
-        except json.JSONDecodeError:
-            value = None
-        if isinstance(value, dict):
-            teachers[column.removesuffix("_teacher")] = value
-    return teachers
+def published_student_card(
+    repo_id: str,
+    bench: BenchResults,
+    speed: SpeedResults,
+    *,
+    metric_repo_id: str,
+    benchmark_dataset: str | None = None,
+) -> ModelCard:
+    """The card of the published student's weights (``moranyanuka/icc``) in our format
+    (``icc convert``): quality from the scores released with the dev split (the bench
+    results' ``published`` rows), speed from the student throughput benchmark."""
+    own_rows = bench.for_scorer(PUBLISHED)
+    if not own_rows:
+        raise UserInputError(
+            f"{bench.source}: no {PUBLISHED!r} rows (the published model's released scores); "
+            "run `icc bench` on the shipped dev split"
+        )
+    results = eval_results(own_rows, bench, benchmark_dataset)
+    base_model = _field_default(DistillConfig, "backbone")
+    card_data = _student_card_data(repo_id, results, license="mit", base_model=base_model, datasets=[benchmark_dataset])
+    return ModelCard.from_template(
+        card_data,
+        template_str=_template("published_student_card.md"),
+        model_name=repo_id.split("/")[-1],
+        published=DEFAULT_MODEL_ID,
+        usage=student_usage(repo_id, metric_repo_id),
+        n=own_rows[0].n,
+        benchmark_dataset=benchmark_dataset,
+        bench_source=Path(bench.source).name,
+        results_tables=results_tables(bench, bench.for_benchmark(CAPTION_BENCHMARK), highlight=PUBLISHED),
+        environment=_environment_line(bench.environment),
+        speed=speed,
+        speed_environment=_environment_line(speed.environment),
+        base_model=base_model,
+        training=paper_recipe(),
+        paper_url=PAPER_URL,
+        citation=CITATION,
+    )
+
+
+def paper_recipe() -> dict[str, object]:
+    """The paper's student recipe, as the package's distillation defaults hold it."""
+    return {
+        "batch size": _field_default(StudentTrainingArguments, "per_device_train_batch_size"),
+        "learning rate": _field_default(StudentTrainingArguments, "learning_rate"),
+        "schedule": _field_default(StudentTrainingArguments, "lr_scheduler_type"),
+        "warm-up": f"{_field_default(StudentTrainingArguments, 'warmup_steps'):.0%}",
+        "epochs": f"{_field_default(StudentTrainingArguments, 'num_train_epochs'):g}",
+    }
+
+
+def _field_default(cls: type, name: str) -> object:
+    return next(field.default for field in dataclasses.fields(cls) if field.name == name)
+
+
+def zero_download_card(
+    name: str,
+    repo_id: str,
+    bench: BenchResults,
+    speed: SpeedResults | None = None,
+    *,
+    metric_repo_id: str,
+    benchmark_dataset: str | None = None,
+) -> ModelCard:
+    """The card of a model shipped in the package (``"lite"``): out-of-sample figures only.
+
+    Held-out rows of the bench results go to the tables and ``model-index``; the model's
+    cross-validation report (``models/NAME/data/NAME_model.json``, when it has one) is
+    quoted with what it does not cover; in-sample rows are named with their reason, never
+    with their numbers.
+    """
+    rows = bench.for_scorer(name)
+    if not rows:
+        raise UserInputError(f"{bench.source}: no results for {name!r}; run `icc bench --scorers {name},...`")
+    held_out = [row for row in rows if not row.in_sample]
+    results = eval_results(held_out, bench, benchmark_dataset)
+    card_data = ModelCardData(
+        language="en",
+        license="mit",
+        library_name=DISTRIBUTION,
+        pipeline_tag="text-classification",
+        tags=["icc", "image-captioning", "dataset-curation", "concreteness", "zero-download"],
+        datasets=[benchmark_dataset] if benchmark_dataset else None,
+        metrics=sorted({result.metric_type for result in results}) or None,
+        model_name=repo_id.split("/")[-1],
+        eval_results=results or None,
+        **{ZERO_DOWNLOAD_CARD_KEY: name},
+    )
+    return ModelCard.from_template(
+        card_data,
+        template_str=_template("zero_download_card.md"),
+        name=name,
+        model_name=repo_id.split("/")[-1],
+        metric_repo_id=metric_repo_id,
+        bench_source=Path(bench.source).name,
+        results_tables=results_tables(bench, held_out, highlight=name) if held_out else "",
+        cross_validation=_cross_validation(name),
+        in_sample=[(bench.title(row.benchmark), row.in_sample) for row in rows if row.in_sample],
+        speed=speed,
+        speed_environment=_environment_line(speed.environment) if speed else "",
+        norm_sources=_norm_sources(name),
+        paper_url=PAPER_URL,
+        citation=CITATION,
+    )
+
+
+def _model_data(name: str) -> Path:
+    return Path(__file__).resolve().parents[1] / "models" / name / "data"
+
+
+def _cross_validation(name: str) -> dict | None:
+    """The cross-validation a zero-download model's fit recorded: lite's in its model file
+    (``report.cross_validation``), mini's beside its heads (``cross_validation_203``, outside the frozen partition)."""
+    data = _model_data(name)
+    if (data / f"{name}_model.json").is_file():
+        report = json.loads((data / f"{name}_model.json").read_text(encoding="utf-8")).get("report", {})
+        cv, scope, suffix = report.get("cross_validation"), "", "_pooled_mean"
+    elif (data / f"{name}_heads.report.json").is_file():
+        report = json.loads((data / f"{name}_heads.report.json").read_text(encoding="utf-8"))
+        report = {"fitted_on": DEV_SPLIT_FILE, "n": report["n_dev_captions"], **report}
+        cv, scope, suffix = report["cross_validation_203"], ", those outside its frozen test partition", ""
+    else:
+        return None
+    if not cv:
+        return None
+    return {
+        "fitted_on": report.get("fitted_on"),
+        "n": report.get("n"),
+        "scope": scope,
+        "folds": cv["folds"],
+        "seeds": cv["seeds"],
+        "pearson": cv[f"pearson{suffix}"],
+        "spearman": cv[f"spearman{suffix}"],
+        "kendall": cv[f"kendall{suffix}"],
+        "command": cv.get("command", f"python training_scripts/fit_{name}.py"),
+    }
+
+
+def _norm_sources(name: str, keys: Sequence[str] | None = None) -> list[dict]:
+    """The norm studies a model learned from, with their licences (the lite lexicon's ``lexicon_sources.json``
+    records them all; mini's fit reads the concreteness norms of Brysbaert and Muraki)."""
+    sources = json.loads((_model_data("lite") / "lexicon_sources.json").read_text(encoding="utf-8"))["sources"]
+    keys = keys or NORMS_READ_BY.get(name, ())
+    return [{"name": key, **sources[key]} for key in keys if key in sources]
+
+
+def benchmark_rows() -> list[dict]:
+    """The shipped dev split with its ``frozen_partition`` flag, in :data:`BENCHMARK_COLUMNS` order."""
+    frozen = set(frozen_partition_ids())
+    return [
+        {name: row[name] for name in BENCHMARK_COLUMNS if name in row}
+        | {"frozen_partition": row["sample_id"] in frozen}
+        for row in dev_split()
+    ]
+
+
+def benchmark_data_csv() -> str:
+    """The benchmark dataset's data file, :data:`BENCHMARK_DATA_FILE`."""
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=list(BENCHMARK_COLUMNS), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(benchmark_rows())
+    return buffer.getvalue()
 
 
 def benchmark_dataset_card(repo_id: str, bench: BenchResults | None = None) -> DatasetCard:
-    """Card of the caption-concreteness development split shipped with the package."""
-    rows = dev_split()
+    """Card of the caption-concreteness dev split (the data :func:`benchmark_data_csv` writes),
+    with the word and phrase benchmark definitions and results when ``bench`` is given."""
+    rows = benchmark_rows()
     pretty_name = "ICC caption concreteness benchmark (dev split)"
     card_data = DatasetCardData(
         language="en",
@@ -289,55 +418,35 @@ def benchmark_dataset_card(repo_id: str, bench: BenchResults | None = None) -> D
         task_categories=["text-classification"],
         size_categories=size_category(len(rows)),
         tags=["icc", "image-captioning", "concreteness", "benchmark"],
-        configs=[{"config_name": "default", "data_files": [{"split": "dev", "path": "data/dev-*.parquet"}]}],
+        configs=[{"config_name": "default", "data_files": [{"split": "dev", "path": BENCHMARK_DATA_FILE}]}],
+        dataset_info={"features": [{"name": name, "dtype": kind} for name, (kind, _) in BENCHMARK_COLUMNS.items()]},
     )
-    counts = {}
+    counts: dict[int, int] = {}
     for row in rows:
         counts[row["concreteness_annotation"]] = counts.get(row["concreteness_annotation"], 0) + 1
-    kinds = {"sample_id": "string", "caption": "string", "concreteness_annotation": "int64", "icc_score": "float64"}
-    bench_rows = bench.for_benchmark(CAPTION_BENCHMARK) if bench else []
+    header = data_path(FROZEN_PARTITION_FILE).read_text(encoding="utf-8").splitlines()
+    info = bench.info if bench else {}
+    norm_benchmarks = [
+        {**info[name], "function": function} for name, function in NORM_BENCHMARK_FUNCTIONS.items() if name in info
+    ]
     return DatasetCard.from_template(
         card_data,
         template_str=_template("benchmark_dataset_card.md"),
         pretty_name=pretty_name,
         repo_id=repo_id,
         n_rows=len(rows),
-        columns=[(name, kinds[name], meaning) for name, meaning in DEV_SPLIT_COLUMNS.items()],
+        data_file=BENCHMARK_DATA_FILE,
+        columns=[(name, kind, meaning) for name, (kind, meaning) in BENCHMARK_COLUMNS.items()],
         label_counts=", ".join(f"{label}: {counts[label]}" for label in sorted(counts)),
-        results_tables=results_tables(bench, bench_rows) if bench_rows else "",
+        n_frozen=sum(row["frozen_partition"] for row in rows),
+        frozen_file=FROZEN_PARTITION_FILE,
+        frozen_header=[line.lstrip("# ") for line in header if line.startswith("#")],
+        published=DEFAULT_MODEL_ID,
+        norm_benchmarks=norm_benchmarks,
+        norm_sources=_norm_sources("lite", BENCHMARK_NORMS),
+        results_tables=results_tables(bench, bench.rows) if bench else "",
         bench_source=Path(bench.source).name if bench else "",
+        bench_command=bench.command if bench else None,
         paper_url=PAPER_URL,
         citation=CITATION,
     )
-
-
-def _parquet_schema_and_rows(files: Sequence[str | os.PathLike]):
-    schema, n_rows = None, 0
-    for file in files:
-        try:
-            metadata = pq.read_metadata(file)
-        except (OSError, ValueError) as error:
-            raise UserInputError(f"{file}: not a readable parquet file ({error})") from None
-        file_schema = metadata.schema.to_arrow_schema()
-        if schema is not None and not file_schema.equals(schema):
-            raise UserInputError(f"{file}: schema differs from the first parquet file")
-        schema = file_schema
-        n_rows += metadata.num_rows
-    return schema, n_rows
-
-
-#: The Hub's ``size_categories`` labels, smallest first; each bucket is ten times the last.
-SIZE_CATEGORIES = (
-    "n<1K", "1K<n<10K", "10K<n<100K", "100K<n<1M", "1M<n<10M", "10M<n<100M",
-    "100M<n<1B", "1B<n<10B", "10B<n<100B", "100B<n<1T",
-)  # fmt: skip
-
-
-def size_category(n: int) -> str:
-    """The Hub's ``size_categories`` bucket for ``n`` rows."""
-    bound = 1_000
-    for label in SIZE_CATEGORIES:
-        if n < bound:
-            return label
-        bound *= 10
-    return "n>1T"

@@ -6,7 +6,6 @@ so the module, the CLI and the Space share one implementation.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -15,13 +14,21 @@ import numpy as np
 
 from ..curation.selection import KeepRule, keep_mask
 from ..scoring.inputs import caption_list
-from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, ModelNotAvailableError
-from ..scoring.scorer_cache import cached_scorer, with_batch_size
+from ..scoring.load import (
+    DEFAULT_MODEL_ID,
+    ZERO_DOWNLOAD_MODELS,
+    ModelNotAvailableError,
+    load_scorer,
+    looks_like_hub_id,
+    offline_alternatives,
+)
 
 #: Accepted values of ``aggregation``; "all" means mean, median, std and quantiles.
 AGGREGATIONS = ("mean", "median", "quantiles", "all")
 #: Quantiles reported by ``aggregation="quantiles"`` (and "all").
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+#: The ``config_name`` evaluate gives a module loaded without one: the published student.
+DEFAULT_CONFIG = "default"
 
 
 def metric_path() -> str:
@@ -42,6 +49,25 @@ def module_script(folder: str | Path) -> Path:
     if len(scripts) != 1:
         raise FileNotFoundError(f"expected one measurement script in {folder}, found {sorted(p.name for p in scripts)}")
     return scripts[0]
+
+
+def model_for_config(config_name: str) -> str:
+    """The model an ``evaluate.load(module, config_name)`` scores with, as evaluate's model-based
+    modules (e.g. toxicity) choose theirs: ``"default"`` is the published student, any other
+    name is passed to :func:`load_scorer` (``"lite"``, another zero-download model, a Hub id).
+
+    Local folders are refused here (evaluate builds a cache path from the config name); pass
+    them per call as ``compute(..., model_id=FOLDER)``.
+    """
+    if config_name == DEFAULT_CONFIG:
+        return DEFAULT_MODEL_ID
+    if not looks_like_hub_id(config_name):
+        raise ValueError(
+            f"config_name {config_name!r} is not a model name: use {DEFAULT_CONFIG!r} (the published student), "
+            f"{offline_alternatives()} (shipped in the package) or a Hub id; pass a local folder as "
+            "compute(..., model_id=FOLDER)"
+        )
+    return config_name
 
 
 def as_predictions(predictions: object) -> list[str]:
@@ -78,12 +104,12 @@ def compute_icc(
     captions; ``threshold`` adds ``kept_fraction``, the share of all captions a
     ``score >= threshold`` filter keeps (NaN rows are never kept).
 
-    ``model_id=None`` means the published student, falling back to ``"lite"`` with a
-    warning when it cannot be loaded here.
+    ``model_id=None`` means the published student. The model is never switched: one that
+    cannot be loaded here raises :class:`ModelNotAvailableError` naming the offline models.
     """
     if aggregation is not None and aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
-    scorer = with_batch_size(_scorer(model_id, device, dtype), batch_size)
+    scorer = _scorer(model_id or DEFAULT_MODEL_ID, device, dtype, batch_size)
     scores = scorer.score(predictions, errors="nan")
     result: dict = {"icc_scores": scores.tolist(), "icc_model": scorer.model_id}
     if aggregation is not None:
@@ -112,15 +138,13 @@ def summarize(scores: np.ndarray, aggregation: str) -> dict:
     return out
 
 
-def _scorer(model_id: str | None, device: str | None, dtype: str | None):
-    if model_id is not None:
-        return cached_scorer(model_id, device, dtype)
+def _scorer(model_id: str, device: str | None, dtype: str | None, batch_size: int | None):
     try:
-        return cached_scorer(DEFAULT_MODEL_ID, device, dtype)
-    except ModelNotAvailableError:
-        warnings.warn(
-            f"{DEFAULT_MODEL_ID} is not available here; scoring with the embedded {LITE_MODEL_ID!r} model. "
-            f"Pass model_id={LITE_MODEL_ID!r} to silence this warning.",
-            stacklevel=3,
-        )
-        return cached_scorer(LITE_MODEL_ID)
+        return load_scorer(model_id, device, dtype, batch_size, cache=True)
+    except ModelNotAvailableError as error:
+        offline = next(iter(ZERO_DOWNLOAD_MODELS))
+        raise ModelNotAvailableError(
+            f"{error}\n  - With evaluate: evaluate.load(<this module>, {offline!r}) or "
+            f"compute(..., model_id={offline!r}) scores offline. The module never switches models on its "
+            "own: the same call gives the same numbers everywhere, or this error."
+        ) from None

@@ -7,8 +7,9 @@ is a :class:`UserInputError` naming it.
 Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.evaluation.report``)::
 
     {"environment": {...},                                   # perf.environment(), optional
-     "settings": {"confidence": 0.95, ...},                  # optional
-     "benchmarks": {"captions": {"title": "...", "n": 303, "source": "..."}, ...},   # optional
+     "settings": {"confidence": 0.95, "command": "icc bench ...", ...},   # optional
+     "benchmarks": {"captions": {"title": "...", "n": 303, "label": "...", "source": "...",
+                                 "selection": "..."}, ...},   # optional
      "results": [{"benchmark": "captions",                   # required
                   "scorer": "lite",                          # required: registry key, path or Hub id
                   "scorer_id": "lite",                       # optional: the model id the scorer reports
@@ -17,6 +18,16 @@ Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.evalu
                   "n": 303,                                  # required
                   "pearson": {"value": 0.74, "low": 0.69, "high": 0.79},   # value null = undefined
                   "spearman": {...}, "kendall": {...}}]}     # each optional
+
+Speed results: the ``NAME.json`` the speed benchmarks write (``benchmarks/*_throughput.py``)::
+
+    {"benchmark": "student_throughput",                      # required: the script's name
+     "command": "python benchmarks/...",                     # optional (else rebuilt, see speed_command)
+     "model": "...", "tokenizer": "...",                     # optional: what was timed
+     "captions": {"n": 4096, ...}, "repeats": 5,             # optional settings
+     "environment": {...},                                   # optional
+     "results": {"captions_per_cpu_second": 26768.4, ...}    # flat rates (lite), or
+     "results": {"load_scorer_bfloat16": {"captions_per_s": 1007.6, ...}, ...}}   # one per variant
 
 Provenance: ``icc_provenance.json``, which ``modeling_icc.distillation.distill`` writes next to
 every distilled student::
@@ -80,6 +91,9 @@ class BenchResults:
     titles: dict[str, str] = field(default_factory=dict)
     confidence: float | None = None
     source: str = ""
+    #: What each benchmark is (its ``benchmarks`` entry: title, n, label, source, selection).
+    info: dict[str, dict] = field(default_factory=dict)
+    command: str | None = None
 
     def scorers(self) -> list[str]:
         return list(dict.fromkeys(row.scorer for row in self.rows))
@@ -168,8 +182,67 @@ def read_bench_results(path: str | os.PathLike) -> BenchResults:
         raise UserInputError(f"{path}: 'results' is empty")
     benchmarks = data.get("benchmarks") or {}
     titles = {name: info["title"] for name, info in benchmarks.items() if isinstance(info, dict) and info.get("title")}
-    confidence = (data.get("settings") or {}).get("confidence")
-    return BenchResults(rows, data.get("environment") or {}, titles, confidence, str(path))
+    settings = data.get("settings") or {}
+    info = {name: entry for name, entry in benchmarks.items() if isinstance(entry, dict)}
+    environment = data.get("environment") or {}
+    return BenchResults(rows, environment, titles, settings.get("confidence"), str(path), info, settings.get("command"))
+
+
+@dataclass(frozen=True)
+class SpeedResults:
+    """One speed benchmark: its rates (captions per second, by variant), what was timed, where, and how."""
+
+    benchmark: str
+    rates: dict[str, float]
+    command: str
+    environment: dict[str, Any] = field(default_factory=dict)
+    timed: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+
+
+#: Which recorded settings each speed script takes back as flags (others: ``--n`` and ``--repeats``).
+SPEED_FLAGS = {"student_throughput": ("device", "n", "repeats", "compile")}
+
+
+def read_speed_results(path: str | os.PathLike) -> SpeedResults:
+    """Rates of a speed benchmark's JSON (see the module docstring for the fields)."""
+    data = _read_json(path, "speed results")
+    where = str(path)
+    benchmark = _require(data, "benchmark", str, where)
+    rates = {}
+    for name, value in _require(data, "results", dict, where).items():
+        if isinstance(value, dict) and isinstance(value.get("captions_per_s"), (int, float)):
+            rates[name] = float(value["captions_per_s"])
+        elif isinstance(value, dict):  # one level of caption sets: {"cc3m": {"mini_float32": {...}}}
+            for variant, timing in value.items():
+                if isinstance(timing, dict) and isinstance(timing.get("captions_per_s"), (int, float)):
+                    rates[f"{variant} ({name})"] = float(timing["captions_per_s"])
+        elif name.startswith("captions_per_") and isinstance(value, (int, float)) and "goal" not in name:
+            rates[name] = float(value)
+    if not rates:
+        raise UserInputError(f"{where}: 'results' holds no captions-per-second rate")
+    timed = {key: data[key] for key in ("model", "tokenizer") if isinstance(data.get(key), str)}
+    return SpeedResults(benchmark, rates, speed_command(data), data.get("environment") or {}, timed, where)
+
+
+def speed_command(data: dict) -> str:
+    """The command that wrote ``data``: as recorded, else rebuilt from the settings it records."""
+    if isinstance(data.get("command"), str):
+        return data["command"]
+    recorded = {
+        "device": (data.get("environment") or {}).get("device"),
+        "n": (data.get("captions") or {}).get("n"),
+        "repeats": data.get("repeats"),
+        "compile": any(name.endswith("_compiled") for name in data.get("results") or {}) or None,
+    }
+    flags = []
+    for flag in SPEED_FLAGS.get(data["benchmark"], ("n", "repeats")):
+        value = recorded[flag]
+        if value is True:
+            flags.append(f"--{flag}")
+        elif value is not None:
+            flags.append(f"--{flag} {value}")
+    return " ".join([f"python benchmarks/{data['benchmark']}.py", *flags])
 
 
 def read_provenance(path: str | os.PathLike) -> Provenance:

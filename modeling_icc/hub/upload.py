@@ -9,30 +9,30 @@ until :func:`upload_folder`.
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, HfApi, ModelCard, RepoCard
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
-from transformers import AutoTokenizer
 
-from ..models.icc.modeling_icc import ICCForConcreteness
-from ..scoring.load import load_scorer
+from ..scoring.load import LITE_MODEL_ID, ZERO_DOWNLOAD_MODELS, load_scorer
 from ..utils.errors import UserInputError
-from ..utils.shipped_data import dev_split, paper_examples
+from ..utils.shipped_data import paper_examples
 from ..version import DISTRIBUTION
+from .cards import ZERO_DOWNLOAD_CARD_KEY
+from .convert import convert_student
+from .folders import write_benchmark_data
+from .fresh_process import remote_code_scores, run_python
 from .measurement import metric_path
 
 KINDS = ("model", "dataset", "space", "metric")
@@ -44,8 +44,6 @@ REQUIRED_CARD_KEYS = {
     "space": ("title", "sdk", "sdk_version", "app_file"),
     "metric": ("title", "sdk", "sdk_version", "app_file", "tags"),
 }
-#: Extra Auto classes written into ``auto_map`` so remote-code users can pick either head.
-EXTRA_AUTO_MAP = {"AutoModelForSequenceClassification": "modeling_icc.ICCForConcreteness"}
 #: Where the Space sources live in a checkout of the repository.
 SPACE_SOURCE = Path("hub_cards") / "space"
 #: Package code files the Spaces run on are copied without these.
@@ -66,7 +64,7 @@ def prepare_output(folder: str | os.PathLike) -> Path:
     """An empty folder to build into (refuses to mix with existing files)."""
     folder = Path(folder)
     if folder.exists() and any(folder.iterdir()):
-        raise UserInputError(f"{folder} is not empty; pass a new or empty folder to --dry-run")
+        raise UserInputError(f"{folder} is not empty; pass a new or empty folder")
     folder.mkdir(parents=True, exist_ok=True)
     return folder
 
@@ -81,30 +79,18 @@ def _copy_card(card: str | os.PathLike, folder: Path) -> None:
 # -- building -------------------------------------------------------------------------
 
 
-def build_model_folder(model_dir: str | os.PathLike, card: str | os.PathLike, folder: Path) -> Path:
-    """Re-save the student through our classes: safetensors, ``auto_map``, code, tokenizer, card,
-    and its ``icc_provenance.json``.
+def build_model_folder(model: str | os.PathLike, card: str | os.PathLike, folder: Path) -> Path:
+    """A student re-saved in our format (:func:`~.convert.convert_student`: safetensors, ``auto_map``,
+    code, tokenizer, its ``icc_provenance.json``) with its card; or, for a model shipped in the
+    package (``"lite"``), its card alone.
 
     Re-saving also converts published-format (``RobertaForSequenceClassification``)
     checkpoints, so every upload has the same layout, and leaves training leftovers such as
     the pickled ``training_args.bin`` behind.
     """
-    source = Path(model_dir)
-    if not (source / "config.json").is_file():
-        raise UserInputError(f"{source} is not a saved model (no config.json)")
-    model = ICCForConcreteness.from_pretrained(source, use_safetensors=True, local_files_only=True)
-    tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, local_files_only=True)
-    model.save_pretrained(folder, safe_serialization=True)
-    tokenizer.save_pretrained(folder)
-    config_path = folder / "config.json"
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    config.setdefault("auto_map", {}).update(EXTRA_AUTO_MAP)
-    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    from ..distillation.distill import PROVENANCE_FILE
-
-    if (source / PROVENANCE_FILE).is_file():
-        shutil.copyfile(source / PROVENANCE_FILE, folder / PROVENANCE_FILE)
-    _copy_card(card, folder)
+    _copy_card(card, folder)  # checked before any model is loaded
+    if os.fspath(model) not in ZERO_DOWNLOAD_MODELS:
+        convert_student(model, folder)
     return folder
 
 
@@ -124,19 +110,8 @@ def build_teacher_dataset_folder(
 
 
 def build_benchmark_dataset_folder(card: str | os.PathLike, folder: Path) -> Path:
-    """The shipped development split as ``data/dev-00000-of-00001.parquet`` + card."""
-    data = folder / "data"
-    data.mkdir()
-    rows = dev_split()
-    table = pa.table(
-        {
-            "sample_id": pa.array([row["sample_id"] for row in rows], pa.string()),
-            "caption": pa.array([row["caption"] for row in rows], pa.string()),
-            "concreteness_annotation": pa.array([row["concreteness_annotation"] for row in rows], pa.int64()),
-            "icc_score": pa.array([row["icc_score"] for row in rows], pa.float64()),
-        }
-    )
-    pq.write_table(table, data / "dev-00000-of-00001.parquet")
+    """The shipped development split as ``data/dev.csv`` (what ``icc cards`` writes) + card."""
+    write_benchmark_data(folder)
     _copy_card(card, folder)
     return folder
 
@@ -187,7 +162,11 @@ def parquet_inputs(path: str | os.PathLike) -> list[Path]:
 
 
 def validate_card(folder: Path, kind: str) -> RepoCard:
-    """The README parses as a card of the right type and its YAML holds the required keys."""
+    """The README parses as a card of the right type and its YAML holds the required keys.
+
+    A model card of a model shipped in the package (YAML key ``icc_zero_download``) needs no
+    ``model-index``: such a model may have no held-out figure to report.
+    """
     readme = folder / "README.md"
     if not readme.is_file():
         raise UserInputError(f"{folder} has no README.md")
@@ -197,19 +176,27 @@ def validate_card(folder: Path, kind: str) -> RepoCard:
     except (ValueError, TypeError) as error:
         raise UserInputError(f"{readme}: card does not parse ({error})") from None
     metadata_dict = card.data.to_dict()
-    missing = [key for key in REQUIRED_CARD_KEYS[kind] if not metadata_dict.get(key)]
+    missing = [key for key in required_card_keys(card, kind) if not metadata_dict.get(key)]
     if missing:
         raise UserInputError(f"{readme}: YAML header lacks {', '.join(missing)}")
-    if kind == "model" and not card.data.eval_results:
+    if "model-index" in required_card_keys(card, kind) and not card.data.eval_results:
         raise UserInputError(f"{readme}: model-index holds no results")
     return card
+
+
+def required_card_keys(card: RepoCard, kind: str) -> tuple[str, ...]:
+    if kind == "model" and card.data.get(ZERO_DOWNLOAD_CARD_KEY):
+        return tuple(key for key in REQUIRED_CARD_KEYS[kind] if key != "model-index")
+    return REQUIRED_CARD_KEYS[kind]
 
 
 def validate_folder(folder: Path, kind: str) -> list[str]:
     """Every offline check for ``kind``; returns what was checked, raises on the first failure."""
     card = validate_card(folder, kind)
-    checks = [f"README.md parses as a {REPO_TYPES[kind]} card with {', '.join(REQUIRED_CARD_KEYS[kind])}"]
-    if kind == "model":
+    checks = [f"README.md parses as a {REPO_TYPES[kind]} card with {', '.join(required_card_keys(card, kind))}"]
+    if kind == "model" and card.data.get(ZERO_DOWNLOAD_CARD_KEY):
+        checks += _validate_zero_download_model(folder, card.data.get(ZERO_DOWNLOAD_CARD_KEY))
+    elif kind == "model":
         checks += _validate_model(folder)
     elif kind == "dataset":
         checks += _validate_dataset(folder, card)
@@ -228,7 +215,7 @@ def _validate_model(folder: Path) -> list[str]:
         raise UserInputError(f"{folder}: weights must be model.safetensors only")
     texts = [row["caption"] for row in paper_examples()[:4]]
     ours = load_scorer(folder, device="cpu", dtype="float32").score(texts, raw=True)
-    remote = _remote_code_scores(folder, texts)
+    remote = remote_code_scores(folder, texts)
     if not np.allclose(ours, remote, atol=1e-4):
         raise UserInputError(f"remote-code scores {remote} differ from load_scorer's {ours.tolist()}")
     return [
@@ -238,24 +225,18 @@ def _validate_model(folder: Path) -> list[str]:
     ]
 
 
-def _remote_code_scores(folder: Path, texts: list[str]) -> list[float]:
-    """Scores from the folder's own code, as a Hub user without our package gets them."""
-    program = (
-        "import json, sys, torch\n"
-        "from transformers import AutoModel, AutoTokenizer\n"
-        "folder, texts = sys.argv[1], json.loads(sys.argv[2])\n"
-        "tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)\n"
-        "model = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()\n"
-        "assert 'modeling_icc' not in sys.modules, 'the check must not use the installed package'\n"
-        "with torch.inference_mode():\n"
-        "    out = model(**tokenizer(texts, return_tensors='pt', padding=True)).raw_scores\n"
-        "print(json.dumps(out.tolist()))\n"
-    )
-    with tempfile.TemporaryDirectory() as scratch:
-        output = _run_python(
-            program, [str(folder.resolve()), json.dumps(texts)], cwd=Path(scratch), what="trust_remote_code load"
-        )
-    return json.loads(output)
+def _validate_zero_download_model(folder: Path, name: str) -> list[str]:
+    """The card of a model shipped in the package: the name loads and scores; the card is all there is."""
+    if name not in ZERO_DOWNLOAD_MODELS:
+        raise UserInputError(f"README.md names {name!r}, which is not a model shipped in the package")
+    extra = sorted(path.name for path in folder.iterdir() if path.name != "README.md")
+    if extra:
+        raise UserInputError(f"{folder}: a model shipped in the package is published as its card alone, not {extra}")
+    texts = [row["caption"] for row in paper_examples()[:4]]
+    scores = load_scorer(name).score(texts)
+    if not np.isfinite(scores).all():
+        raise UserInputError(f"load_scorer({name!r}) did not score the paper's captions: {scores.tolist()}")
+    return [f"load_scorer({name!r}) scores captions; the folder holds the card alone"]
 
 
 def _app_builds(folder: Path, app_file: str) -> str:
@@ -268,31 +249,7 @@ def _app_builds(folder: Path, app_file: str) -> str:
         "assert isinstance(namespace.get('demo'), gradio.Blocks), 'app.py defines no gradio Blocks named demo'\n"
         "print(json.dumps(modeling_icc.__file__))\n"
     )
-    return json.loads(_run_python(program, [app_file], cwd=folder, what=f"running {app_file}"))
-
-
-def _run_python(program: str, args: list[str], *, cwd: Path, what: str) -> str:
-    """Last stdout line of ``program`` in a fresh, offline interpreter (fresh module caches too)."""
-    with tempfile.TemporaryDirectory() as modules_cache:
-        env = {
-            **os.environ,
-            "HF_HUB_OFFLINE": "1",
-            "HF_MODULES_CACHE": modules_cache,
-            "GRADIO_ANALYTICS_ENABLED": "False",
-        }
-        done = subprocess.run(
-            [sys.executable, "-c", program, *args],
-            capture_output=True,
-            text=True,
-            env=env,
-            cwd=cwd,
-            timeout=300,
-            stdin=subprocess.DEVNULL,
-        )
-    if done.returncode != 0:
-        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit code {done.returncode}"
-        raise UserInputError(f"{what} in {cwd} failed: {last}")
-    return done.stdout.strip().splitlines()[-1]
+    return json.loads(run_python(program, [app_file], cwd=folder, what=f"running {app_file}"))
 
 
 def _validate_dataset(folder: Path, card: RepoCard) -> list[str]:
@@ -307,7 +264,7 @@ def _validate_dataset(folder: Path, card: RepoCard) -> list[str]:
             files = sorted(folder.glob(entry["path"]))
             if not files:
                 raise UserInputError(f"configs: {entry['path']} matches no file in {folder}")
-            expected[entry["split"]] = sum(pq.read_metadata(file).num_rows for file in files)
+            expected[entry["split"]] = sum(map(_rows_in, files))
         with tempfile.TemporaryDirectory() as cache:
             loaded = datasets.load_dataset(str(folder), name, cache_dir=cache)
             got = {split: loaded[split].num_rows for split in loaded}
@@ -315,6 +272,14 @@ def _validate_dataset(folder: Path, card: RepoCard) -> list[str]:
             raise UserInputError(f"datasets.load_dataset({folder}) gave splits {got}, the files hold {expected}")
         checks.append(f"config {name!r} loads with datasets: " + ", ".join(f"{s} {n:,} rows" for s, n in got.items()))
     return checks
+
+
+def _rows_in(file: Path) -> int:
+    """Rows of a data file the Hub reads: Parquet (from its metadata) or CSV (records after the header)."""
+    if file.suffix == ".csv":
+        with file.open(newline="", encoding="utf-8") as handle:
+            return sum(1 for _ in csv.reader(handle)) - 1
+    return pq.read_metadata(file).num_rows
 
 
 def _validate_space(folder: Path, card: RepoCard, kind: str) -> list[str]:
@@ -359,11 +324,11 @@ def _validate_metric_script(folder: Path) -> str:
     from .measurement import module_script
 
     script = module_script(folder)
-    module = evaluate.load(str(script))
-    result = module.compute(predictions=["a man with a white shirt"], model_id="lite")
-    if len(result["icc_scores"]) != 1:
+    module = evaluate.load(str(script), LITE_MODEL_ID)
+    result = module.compute(predictions=["a man with a white shirt"])
+    if len(result["icc_scores"]) != 1 or result["icc_model"] != LITE_MODEL_ID:
         raise UserInputError(f"{script.name}: compute() returned {result}")
-    return f"evaluate.load('{script.name}') computes offline with model_id='lite'"
+    return f"evaluate.load('{script.name}', {LITE_MODEL_ID!r}) computes offline"
 
 
 def _read_requirements(path: Path) -> dict[str, Requirement]:

@@ -1,9 +1,15 @@
-"""``load_scorer``: one entry point for the published model, local students and ``"lite"``."""
+"""``load_scorer``: the one way to get a scorer, for the published model, local students and
+the zero-download models, with an explicit, reported fallback and an optional process cache."""
 
 from __future__ import annotations
 
+import copy
 import os
 import socket
+import warnings
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
@@ -26,31 +32,62 @@ if TYPE_CHECKING:  # torch and transformers are imported only when a neural mode
 DEFAULT_MODEL_ID = "moranyanuka/icc"
 LITE_MODEL_ID = "lite"
 MINI_MODEL_ID = "mini"
+
+
+def _mini_scorer(**options) -> ConcretenessScorer:
+    """mini: the pip-shipped MiniLM encoder with the package's heads (torch imported only here)."""
+    from .mini import MiniScorer
+
+    return MiniScorer(**options)
+
+
+#: Models that ship inside the package (no download): name -> builder of its scorer. The
+#: builder takes load_scorer's device, dtype, batch_size, max_batch_tokens and progress.
+ZERO_DOWNLOAD_MODELS: dict[str, Callable[..., ConcretenessScorer]] = {
+    MINI_MODEL_ID: _mini_scorer,
+    LITE_MODEL_ID: lambda **_: LiteScorer(),  # pure Python: device, dtype and batching do not apply
+}
 #: Weight files that need unpickling, which can run arbitrary code: never loaded.
 PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
+#: What functions that take a model accept: anything :func:`load_scorer` loads, or a ready scorer.
+ModelSpec = str | os.PathLike | ConcretenessScorer | None
 
 
 class ModelNotAvailableError(OSError):
     """The requested checkpoint is neither on disk, in the HF cache, nor reachable."""
 
 
+class ModelFallbackWarning(UserWarning):
+    """A scorer was loaded from the caller's ``fallback`` model because the requested one is not available."""
+
+
+def offline_alternatives() -> str:
+    """The zero-download models, as a user would name them: ``'lite'`` (or ``'lite', 'mini'``)."""
+    return ", ".join(repr(name) for name in ZERO_DOWNLOAD_MODELS)
+
+
 def _not_available_message(name: str, reason: str) -> str:
+    offline = next(iter(ZERO_DOWNLOAD_MODELS))
     return (
         f"Could not load the ICC model {name!r}: {reason}\n"
         f"  - To use it, download it once where the Hub is reachable: `hf download {name}` "
         "(it is then found in the Hugging Face cache), or pass a local directory that holds "
         "config.json, model.safetensors and the tokenizer files.\n"
-        "  - To score without any download, use the embedded model: load_scorer('lite') "
-        "or `icc score --model lite`."
+        f"  - To score without any download, use a model shipped in the package ({offline_alternatives()}): "
+        f"load_scorer({offline!r}) or `icc score --model {offline}`; to use one only when this model cannot "
+        f"be loaded, load_scorer({name!r}, fallback={offline!r}) or `--fallback {offline}` (reported, and "
+        "recorded as the model used)."
     )
 
 
 def load_scorer(
-    name_or_path: str | os.PathLike | None = None,
+    name_or_path: ModelSpec = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     batch_size: int | None = None,
     *,
+    fallback: str | os.PathLike | None = None,
+    cache: bool = False,
     max_batch_tokens: int | None = None,
     progress: bool | None = None,
     compile: bool = False,
@@ -58,24 +95,85 @@ def load_scorer(
     """Load a concreteness scorer.
 
     ``name_or_path``: a Hub id (default: the published ``moranyanuka/icc``), a local
-    directory with a saved student (ours or the published RoBERTa format), ``"mini"``
-    (the pip-shipped MiniLM with the package's heads) or ``"lite"`` (pure Python): the
-    two zero-download models. ``device`` defaults to CUDA
-    when present; ``dtype`` to bf16 on GPUs and on CPUs with native bf16 (AMX,
-    AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``). Weights are read
-    from safetensors only. ``compile=True`` runs the ``transformers`` module through
-    ``torch.compile`` (dynamic shapes, frozen weights) instead of the default
-    :class:`~modeling_icc.models.icc.fast_encoder.FastICCEncoder`: about a minute to start and, on
-    this project's 2-core CPU, slower than the default
+    directory with a saved student (ours or the published RoBERTa format), the name of a
+    model shipped in the package (:data:`ZERO_DOWNLOAD_MODELS`: ``"mini"``, the pip-shipped MiniLM
+    with the package's heads, and ``"lite"``, pure Python), or a ready
+    :class:`ConcretenessScorer`, returned as is (so functions that take a model take either).
+    ``device`` defaults to CUDA when present; ``dtype`` to bf16 on GPUs and on CPUs with
+    native bf16 (AMX, AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``).
+    Weights are read from safetensors only.
+
+    ``fallback``: a model to load instead when ``name_or_path`` is not available here
+    (:class:`ModelNotAvailableError`: not on disk, not in the HF cache, Hub unreachable);
+    never used for a broken checkpoint (:class:`CheckpointError`). Nothing falls back unless
+    the caller names the model, and every fallback is reported with a
+    :class:`ModelFallbackWarning` naming both models; the scorer's ``model_id`` names the
+    model actually used.
+
+    ``cache=True`` keeps the loaded model for the rest of the process, keyed by model,
+    fallback, device, dtype (``None`` resolved to the default) and ``compile``: the
+    evaluate module, the Space and the data engines call this once per batch or click and
+    load each model once. ``batch_size``, ``max_batch_tokens`` and ``progress`` then apply
+    to a shallow copy that shares the cached weights.
+
+    ``compile=True`` runs the ``transformers`` module through ``torch.compile`` (dynamic
+    shapes, frozen weights) instead of the default
+    :class:`~modeling_icc.models.icc.fast_encoder.FastICCEncoder`: about a minute to start
+    and, on this project's 2-core CPU, slower than the default
     (``benchmarks/student_throughput.py --compile``); untested on GPUs here.
     """
+    if isinstance(name_or_path, ConcretenessScorer):
+        return name_or_path
+    for option, value in (("batch_size", batch_size), ("max_batch_tokens", max_batch_tokens)):
+        if value is not None and value <= 0:
+            raise ValueError(f"{option} must be positive, got {value}")
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
-    if name == LITE_MODEL_ID:  # device, dtype and batching do not apply to the pure-Python model
-        return LiteScorer()
-    if name == MINI_MODEL_ID:  # pip-shipped MiniLM + heads in the package, nothing to download; compile: students only
-        from .mini import MiniScorer
+    fallback = os.fspath(fallback) if fallback is not None else None
+    if cache:
+        key = (*_cache_key(name, device, dtype, compile), fallback)
+        scorer, notice = _cached(key, batch_size, max_batch_tokens, progress)
+    else:
+        options = dict(
+            device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress
+        )
+        scorer, notice = _load_with_fallback(name, fallback, compile=compile, **options)
+    if notice:
+        warnings.warn(notice, ModelFallbackWarning, stacklevel=2)
+    return scorer
 
-        return MiniScorer(
+
+def _load_with_fallback(name: str, fallback: str | None, **options) -> tuple[ConcretenessScorer, str | None]:
+    """The scorer for ``name``, else for ``fallback``, with the notice that reports the switch."""
+    try:
+        return _load(name, **options), None
+    except ModelNotAvailableError as error:
+        if fallback is None or fallback == name:
+            raise
+        reason = str(error).splitlines()[0].removeprefix(f"Could not load the ICC model {name!r}: ").rstrip(".")
+        try:
+            scorer = _load(fallback, **options)
+        except ModelNotAvailableError as fallback_error:
+            raise ModelNotAvailableError(
+                f"Could not load the ICC model {name!r} ({reason}) nor its fallback: {fallback_error}"
+            ) from error
+        return scorer, (
+            f"the ICC model {name!r} cannot be loaded here ({reason}); "
+            f"scoring with the fallback model {scorer.model_id!r} instead"
+        )
+
+
+def _load(
+    name: str,
+    *,
+    device: str | torch.device | None,
+    dtype: str | torch.dtype | None,
+    batch_size: int | None,
+    max_batch_tokens: int | None,
+    progress: bool | None,
+    compile: bool,
+) -> ConcretenessScorer:
+    if name in ZERO_DOWNLOAD_MODELS:
+        return ZERO_DOWNLOAD_MODELS[name](
             device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress
         )
     from .devices import resolve_device, resolve_dtype
@@ -108,6 +206,69 @@ def load_scorer(
         progress=progress,
         compile=compile,
     )
+
+
+# -- the process cache ----------------------------------------------------------------
+
+
+def _cache_key(name: str, device, dtype, compile: bool) -> tuple:
+    """``(name, device, dtype, compile)`` with ``None`` resolved, so equal requests share one entry."""
+    if name == LITE_MODEL_ID:  # pure Python: device, dtype and compile do not apply (and torch stays unimported)
+        return (name, None, None, False)
+    from .devices import resolve_device, resolve_dtype
+
+    resolved = resolve_device(device)
+    return (name, str(resolved), str(resolve_dtype(dtype, resolved)).removeprefix("torch."), compile)
+
+
+@lru_cache(maxsize=8)
+def _cached_model(key: tuple) -> tuple[ConcretenessScorer, str | None]:
+    name, device, dtype, compile, fallback = key
+    unset = dict.fromkeys(("batch_size", "max_batch_tokens", "progress"))  # set per call, on a copy
+    return _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **unset)
+
+
+@lru_cache(maxsize=16)
+def _cached(
+    key: tuple, batch_size: int | None, max_batch_tokens: int | None, progress: bool | None
+) -> tuple[ConcretenessScorer, str | None]:
+    """The cached model with these batch settings: a shallow copy sharing its weights (kept, so its
+    per-instance state, such as the fast encoder, is built once)."""
+    scorer, notice = _cached_model(key)
+    settings = {"batch_size": batch_size, "max_batch_tokens": max_batch_tokens, "progress": progress}
+    changes = {name: value for name, value in settings.items() if value is not None and hasattr(scorer, name)}
+    if not changes:
+        return scorer, notice
+    resized = copy.copy(scorer)
+    for name, value in changes.items():
+        setattr(resized, name, value)
+    return resized, notice
+
+
+def clear_scorer_cache() -> None:
+    """Forget every cached scorer (frees their memory once no caller holds them)."""
+    _cached.cache_clear()
+    _cached_model.cache_clear()
+
+
+@contextmanager
+def fallback_notices() -> Iterator[list[str]]:
+    """Collect the fallback reports of the loads inside the block, for callers that show
+    their own notice (the CLI, the Space) instead of a Python warning.
+
+    The list is filled when the block ends; other warnings are shown as usual.
+    """
+    notices: list[str] = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ModelFallbackWarning)
+            yield notices
+    finally:
+        for warning in caught:
+            if issubclass(warning.category, ModelFallbackWarning):
+                notices.append(str(warning.message))
+            else:
+                warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
 
 
 def looks_like_hub_id(name: str) -> bool:

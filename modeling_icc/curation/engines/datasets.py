@@ -26,11 +26,11 @@ from datasets import Dataset, Features, IterableDataset, LargeList, List, Value
 from datasets import Sequence as SequenceFeature
 from tqdm.auto import tqdm
 
-from ...scoring.scorer_cache import ModelSpec, cached_scorer
+from ...scoring.load import ModelSpec, load_scorer
 from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, aggregate, aggregate_column, is_nested, scored_columns, to_float_array, to_pylist
-from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, Level, float_rows, require_columns
-from ..selection import KeepRule, keep_mask
+from ..columns import AGGREGATES, aggregate_column, is_nested, scored_columns, to_float_array, to_pylist
+from ..filter_plan import RAW_SCORE_COLUMN, ColumnRule, FilterPlan, Level, require_columns
+from ..selection import KeepRule
 from .workers import device_for_rank, threads_per_worker
 
 #: Rows per ``map`` call: large enough for length-sorted batching inside the scorer to pay off.
@@ -56,7 +56,9 @@ class _ScoreBatch:
     def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
         if self.num_proc and self.num_proc > 1:
             torch.set_num_threads(threads_per_worker(self.num_proc))
-        scorer = cached_scorer(self.model, device_for_rank(self.device, rank), self.dtype, self.model_batch_size)
+        scorer = load_scorer(
+            self.model, device_for_rank(self.device, rank), self.dtype, self.model_batch_size, cache=True
+        )
         return scored_columns(
             scorer,
             values,
@@ -209,12 +211,12 @@ def filter_by_icc(
     """
     rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
     _check_dataset(dataset)
+    other = None if clip is None else ColumnRule(clip_column, clip)
+    plan = FilterPlan(rule, column, score_column, level, aggregate, tuple(node_columns), other)
     scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
     dataset, restore_format = _without_format(dataset)
     names = dataset.column_names
-    has_scores = score_column in (names or ())
-    nested = _column_is_nested(dataset, score_column if has_scores else column)
-    plan = FilterPlan.make(names, nested, rule, column, score_column, level, aggregate, node_columns, clip, clip_column)
+    plan = plan.bind(names, _column_is_nested(dataset, score_column if score_column in (names or ()) else column))
     if isinstance(dataset, Dataset):
         return restore_format(_filter_dataset(dataset, plan, scoring))
     if num_proc is not None:
@@ -223,8 +225,8 @@ def filter_by_icc(
         return restore_format(_filter_stream_two_passes(dataset, plan, scoring))
     scored = dataset if plan.has_scores else scoring.add(dataset, column, score_column, AGGREGATES, None)
     if plan.level == "node":
-        scored = scored.map(_NodeFilter(plan), batched=True, batch_size=batch_size)
-    if plan.row_rule is not None or plan.clip is not None:
+        scored = scored.map(plan.keep_nodes, batched=True, batch_size=batch_size)
+    if plan.rules():
         scored = scored.filter(_RowFilter(plan), batched=True, batch_size=batch_size)
     return restore_format(scored)
 
@@ -238,38 +240,6 @@ class _RowFilter:
     def __call__(self, batch: Mapping[str, Any]) -> list[bool]:
         n_rows = len(next(iter(batch.values()))) if batch else 0
         return self.plan.mask(batch, n_rows).tolist()
-
-
-@dataclass(frozen=True)
-class _NodeFilter:
-    """Batched ``map`` function keeping, within each row, the node captions that pass the rule."""
-
-    plan: FilterPlan
-
-    def __call__(self, batch: Mapping[str, Any]) -> dict[str, Any]:
-        column, score_column = self.plan.column, self.plan.score_column
-        names = (column, score_column, *self.plan.node_columns)
-        lists = {name: to_pylist(batch[name]) for name in names}
-        out: dict[str, list] = {name: [] for name in names}
-        for index, row_scores in enumerate(float_rows(lists[score_column])):
-            if row_scores is None:
-                for name in names:
-                    out[name].append(lists[name][index])
-                continue
-            keep = np.flatnonzero(keep_mask(row_scores, self.plan.rule))
-            for name in names:
-                row = lists[name][index]
-                if row is None or len(row) != len(row_scores):
-                    raise UserInputError(
-                        f"column {name!r} must hold one item per caption of {column!r} "
-                        f"(a row has {0 if row is None else len(row)} items for {len(row_scores)} captions)"
-                    )
-                out[name].append([row[position] for position in keep])
-        kept_scores = float_rows(out[score_column])
-        for how in AGGREGATES:
-            if aggregate_column(score_column, how) in batch:
-                out[aggregate_column(score_column, how)] = aggregate(kept_scores, how)
-        return out
 
 
 @dataclass(frozen=True)
@@ -307,7 +277,7 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Da
     if not plan.has_scores:
         scored = scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, plan.raw_column)
     if plan.level == "node":
-        scored = scored.map(_NodeFilter(plan), batched=True, batch_size=scoring.batch_size, desc="icc node filter")
+        scored = scored.map(plan.keep_nodes, batched=True, batch_size=scoring.batch_size, desc="icc node filter")
     arrow = scored.with_format("arrow")
     mask = plan.mask({name: arrow[name] for name in scored.column_names if name in plan.mask_columns}, len(scored))
     if not mask.all():
@@ -324,7 +294,8 @@ def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scorin
     if not plan.has_scores:
         score = scoring.batch_function(plan.score_column, plan.nested, plan.raw_column, AGGREGATES)
     wanted = plan.mask_columns | ({plan.column} if score is not None else set())
-    read = [name for name in dataset.column_names or [plan.column, plan.clip_column] if name in wanted]
+    known = dataset.column_names or [plan.column, *(rule.column for rule in (plan.other,) if rule is not None)]
+    read = [name for name in known if name in wanted]
     produced: dict[str, list] = {}
     parts: dict[str, list] = {}
     with tqdm(unit="row", desc="icc: first pass over the stream (scoring and ranking)") as bar:
@@ -348,7 +319,7 @@ def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scorin
             _AttachByPosition(produced), with_indices=True, batched=True, batch_size=batch_size, features=features
         )
     if plan.level == "node":
-        streamed = streamed.map(_NodeFilter(plan), batched=True, batch_size=batch_size)
+        streamed = streamed.map(plan.keep_nodes, batched=True, batch_size=batch_size)
     streamed = streamed.filter(_KeepPositions(mask), with_indices=True, batched=True, batch_size=batch_size)
     return streamed.remove_columns(RAW_SCORE_COLUMN) if plan.raw_column else streamed
 

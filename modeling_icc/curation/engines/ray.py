@@ -12,12 +12,14 @@ otherwise actors run on CPUs. Typical use reads and writes parquet::
     kept = icc_ray.filter_by_icc(ds, threshold=0.5, model="moranyanuka/icc")
     kept.write_parquet("s3://bucket/pool-concrete/")
 
-Top-k / top-fraction rank the whole dataset: the scores are materialized, the
-ranking column is gathered on the driver (8 bytes per row) to find the cutoff,
-and rows at or above it are kept. Ray fixes no global row order to break ties
-by, so rows tied exactly at the cutoff are all kept (slightly more than k can
-pass) unless ``tie_break_column`` names a column of unique row ids (DataComp's
-``uid``, say): then exactly k rows pass, ties going to the smallest ids.
+Rows are kept by the same :class:`~modeling_icc.curation.filter_plan.FilterPlan` as in every
+other engine. Top-k / top-fraction rank the whole dataset: the scores are materialized,
+the ranking values are gathered on the driver (8 bytes per row) to fit the cut, and
+each block is masked with it. Ray fixes no global row order to break ties by, so rows
+tied exactly at the cutoff are all kept (slightly more than k can pass) unless
+``tie_break_column`` names a column of unique row ids (DataComp's ``uid``, say): then
+exactly k rows pass, ties going to the smallest ids. Nested caption columns (GBC node
+captions) are kept by row aggregate or, with ``level="node"``, node by node.
 """
 
 from __future__ import annotations
@@ -26,18 +28,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import ray
 import ray.data
 import torch
 
-from ...scoring.scorer_cache import ModelSpec, cached_scorer
-from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, is_nested, scored_columns, to_float_array
-from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, GlobalCut, require_columns
-from ..selection import KeepRule, RankCut, rank_cuts
+from ...scoring.load import ModelSpec, load_scorer
+from ..columns import AGGREGATES, is_nested, scored_columns
+from ..filter_plan import RAW_SCORE_COLUMN, ColumnRule, Cuts, FilterPlan, Level, require_columns
+from ..selection import KeepRule
 
 #: Rows per batch handed to an actor: large enough for length-sorted batching to pay off.
 DEFAULT_BATCH_SIZE = 4096
@@ -62,7 +61,7 @@ class ScoreBatches:
     ) -> None:
         if threads:
             torch.set_num_threads(threads)
-        self.scorer = cached_scorer(model, device, dtype, model_batch_size)
+        self.scorer = load_scorer(model, device, dtype, model_batch_size, cache=True)
         self.column, self.output_column, self.nested = column, output_column, nested
         self.raw_column, self.aggregates = raw_column, tuple(aggregates)
 
@@ -87,14 +86,23 @@ class ScoreBatches:
 
 @dataclass(frozen=True)
 class _KeepRows:
-    """``map_batches`` function keeping the rows a :class:`FilterPlan` passes."""
+    """``map_batches`` function keeping the rows (and, at node level, the node captions) a plan passes."""
 
     plan: FilterPlan
-    cuts: tuple[GlobalCut | None, GlobalCut | None]
+    cuts: Cuts | None
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        columns = {name: batch.column(name) for name in batch.column_names}
-        return batch.filter(pa.array(self.plan.mask(columns, batch.num_rows, self.cuts)))
+        if self.plan.level == "node":
+            for name, values in self.plan.keep_nodes(_columns(batch)).items():
+                index = batch.column_names.index(name)
+                batch = batch.set_column(index, name, pa.array(values, type=batch.schema.field(name).type))
+        if self.plan.rules():
+            batch = batch.filter(pa.array(self.plan.mask(_columns(batch), batch.num_rows, self.cuts)))
+        return batch
+
+
+def _columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
+    return {name: table.column(name) for name in table.column_names}
 
 
 def add_icc_scores(
@@ -161,7 +169,9 @@ def filter_by_icc(
     column: str = "caption",
     score_column: str = "icc_score",
     model: ModelSpec = None,
+    level: Level = "row",
     aggregate: str | None = None,
+    node_columns: Sequence[str] = (),
     clip: KeepRule | None = None,
     clip_column: str = "clip_score",
     tie_break_column: str | None = None,
@@ -171,60 +181,41 @@ def filter_by_icc(
 
     Uses ``score_column`` when present, else scores first with :func:`add_icc_scores`
     (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
-    columns need ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows.
-    Ranking rules keep every row tied at the cut unless ``tie_break_column`` names
-    unique row ids; then exactly k rows pass, ties going to the smallest ids.
+    columns take ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows, or
+    ``level="node"`` (with aligned ``node_columns``) to keep node captions within rows,
+    as :func:`modeling_icc.filter_by_icc` does. Ranking rules keep every row tied at the
+    cut unless ``tie_break_column`` names unique row ids; then exactly k rows pass, ties
+    going to the smallest ids.
     """
     rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
+    other = None if clip is None else ColumnRule(clip_column, clip)
+    plan = FilterPlan(rule, column, score_column, level, aggregate, tuple(node_columns), other, tie_break_column)
     names = dataset.schema().names
-    has_scores = score_column in names
-    require_columns(names, [score_column if has_scores else column] + ([tie_break_column] if tie_break_column else []))
-    nested = _column_is_nested(dataset, score_column if has_scores else column)
-    plan = FilterPlan.make(names, nested, rule, column, score_column, "row", aggregate, (), clip, clip_column)
+    plan = plan.bind(names, _column_is_nested(dataset, score_column if score_column in names else column))
     scored = dataset
     if not plan.has_scores:
         scored = add_icc_scores(
             dataset, column, model, output_column=score_column, raw_column=plan.raw_column, **scoring
         )
-    cuts: tuple[GlobalCut | None, GlobalCut | None] = (None, None)
+    cuts = None
     if plan.needs_all_rows:
         scored = scored.materialize()
-        cuts = _global_cuts(scored, plan, tie_break_column)
+        cuts = _fit(scored, plan)
     kept = scored.map_batches(_KeepRows(plan, cuts), batch_format="pyarrow", batch_size=None)
     return kept.drop_columns([RAW_SCORE_COLUMN]) if plan.raw_column else kept
 
 
-def _global_cuts(
-    scored: ray.data.Dataset, plan: FilterPlan, tie_break_column: str | None
-) -> tuple[GlobalCut | None, GlobalCut | None]:
-    """Where each ranking rule cuts, over the whole dataset (ICC, CLIP)."""
+def _fit(scored: ray.data.Dataset, plan: FilterPlan) -> Cuts | None:
+    """The ranking rules' cuts over the whole dataset, from its ranking values gathered on the driver."""
     schema = scored.schema()
     if schema is None:  # Ray knows no schema only when there are no rows: nothing to rank or keep
-        return None, None
-    needed = [name for name in schema.names if name in plan.mask_columns or name == tie_break_column]
+        return None
+    needed = [name for name in schema.names if name in plan.mask_columns]
     batches = list(scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None))
     table = pa.concat_tables(batches) if batches else pa.table({name: pa.array([], pa.float32()) for name in needed})
-    columns = {name: table.column(name) for name in table.column_names}
-    icc = clip = None
-    if plan.row_rule is not None and plan.row_rule.is_ranking:
-        ranking = plan.icc_ranking(columns)
-        icc = _cut(ranking, rank_cuts([ranking], plan.row_rule)[0], columns, tie_break_column)
-    if plan.clip is not None and plan.clip.is_ranking:
-        ranking = to_float_array(columns[plan.clip_column])
-        clip = _cut(ranking, rank_cuts([ranking], plan.clip)[0], columns, tie_break_column)
-    return icc, clip
-
-
-def _cut(ranking: np.ndarray, rank_cut: RankCut, columns: dict[str, Any], tie_break_column: str | None) -> GlobalCut:
-    """The cut, with the last tied id to keep when ``tie_break_column`` breaks the ties."""
-    tied = np.flatnonzero(np.asarray(ranking, dtype=np.float64) == rank_cut.cutoff)
-    if tie_break_column is None or rank_cut.ties >= len(tied):
-        return GlobalCut(rank_cut.cutoff)
-    tied_ids = pc.take(columns[tie_break_column], pa.array(tied))
-    if tied_ids.null_count or len(pc.unique(tied_ids)) < len(tied_ids):
-        raise UserInputError(f"{tie_break_column!r} must hold unique, non-null ids; rows tied at the cut repeat one")
-    ordered = pc.take(tied_ids, pc.sort_indices(tied_ids))
-    return GlobalCut(rank_cut.cutoff, tie_break_column, ordered[rank_cut.ties - 1].as_py())
+    columns = _columns(table)
+    ids = [columns[plan.tie_break_column]] if plan.tie_break_column else None
+    return plan.fit([plan.ranking_values(columns)], ids=ids, ordered=False)[0]
 
 
 def _column_is_nested(dataset: ray.data.Dataset, column: str) -> bool:

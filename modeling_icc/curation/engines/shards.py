@@ -16,7 +16,8 @@ lost or duplicated and every output keeps its input's row order. The settings in
 ``_run.json`` bind the directory only once some work is saved: a run that failed
 before finishing anything (a typo in ``--column``) does not block the corrected one.
 Top-k / top-fraction rank all shards together: a first phase scores every shard
-(saving raw scores), a second phase cuts exactly as
+(saving raw scores and the plan's ranking values), a second phase cuts with the cuts the
+:class:`~modeling_icc.curation.filter_plan.FilterPlan` fits over every shard, exactly as
 :func:`~modeling_icc.curation.selection.keep_mask` would over the concatenated input
 (ties broken by shard order, then row order).
 """
@@ -41,13 +42,15 @@ import torch
 from tqdm.auto import tqdm
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.scorer_cache import cached_scorer
+from ...scoring.load import load_scorer
 from ...utils.errors import UserInputError
 from ...utils.provenance import environment, write_json
-from ..columns import score_flat, to_float_array
+from ..columns import flat_captions
+from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
-from ..io.tables import TEXT_COLUMN, atomic_output, infer_format, read_table, write_table
-from ..selection import KeepRule, RankCut, piece_mask, rank_cuts
+from ..io.formats import default_output_format, detect_format
+from ..io.tables import atomic_output, read_table, write_table
+from . import pieces
 from .workers import device_for_rank, threads_per_worker
 
 RUN_FILE = "_run.json"
@@ -55,24 +58,19 @@ SUMMARY_FILE = "_summary.json"
 STATS_SUFFIX = ".stats.json"
 WORK_DIR = ".icc-work"
 LOCK_FILE = ".icc.lock"
-#: Captions scored between progress updates.
-PROGRESS_CHUNK = 32_768
 _SUFFIXES = {"txt": ".txt", "jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet", "tar": ".tar"}
 
 
 @dataclass(frozen=True)
 class ShardJob:
-    """Settings of one sharded run. ``rule=None`` scores without filtering (``icc score``)."""
+    """Settings of one sharded run. A ``plan`` without rules scores without filtering (``icc score``)."""
 
     inputs: tuple[Path, ...]
     output_dir: Path
     model: str
-    column: str = TEXT_COLUMN
+    plan: FilterPlan = field(default_factory=FilterPlan)
     input_format: str | None = None
     output_format: str | None = None
-    rule: KeepRule | None = None
-    clip_rule: KeepRule | None = None
-    clip_column: str = "clip_score"
     device: str | None = None
     dtype: str | None = None
     batch_size: int | None = None
@@ -84,26 +82,25 @@ class ShardJob:
 
     def settings(self) -> dict[str, Any]:
         """What makes two runs produce the same outputs (recorded in ``_run.json``)."""
+        plan, other = self.plan, self.plan.other
+        nodes = {"level": plan.level, "aggregate": plan.aggregate, "node_columns": list(plan.node_columns)}
         return {
-            "command": "score" if self.rule is None else "filter",
+            "command": "score" if plan.rule is None else "filter",
             "inputs": [_fingerprint(path) for path in self.inputs],
             "model": self.model,
             "device": self.device,
             "dtype": self.dtype,
             "compile": self.compile,
-            "column": self.column,
+            "column": plan.column,
             "input_format": self.input_format,
             "output_format": self.output_format,
-            "rule": None if self.rule is None else asdict(self.rule),
-            "clip_rule": None if self.clip_rule is None else asdict(self.clip_rule),
-            "clip_column": self.clip_column if self.clip_rule else None,
+            "rule": None if plan.rule is None else asdict(plan.rule),
+            "clip_rule": None if other is None else asdict(other.rule),
+            "clip_column": None if other is None else other.column,
             "uid_column": self.uid_column if self.datacomp_subset else None,
             "datacomp_subset": None if self.datacomp_subset is None else str(self.datacomp_subset.resolve()),
+            **(nodes if plan.level == "node" or plan.aggregate else {}),  # absent for flat captions, as before
         }
-
-    @property
-    def ranking_rules(self) -> bool:
-        return any(rule is not None and rule.is_ranking for rule in (self.rule, self.clip_rule))
 
 
 @dataclass(frozen=True)
@@ -128,12 +125,11 @@ class Shard:
 
 @dataclass(frozen=True)
 class ShardTask:
-    """Work for one shard: ``phase="score"`` only saves raw scores (ranking rules); ``"write"`` finishes it."""
+    """Work for one shard: ``phase="score"`` only saves raw scores and ranking values; ``"write"`` finishes it."""
 
     shard: Shard
     phase: str
-    icc_cut: RankCut | None = None
-    clip_cut: RankCut | None = None
+    cuts: Cuts | None = None
 
 
 @dataclass
@@ -169,8 +165,9 @@ def plan_shards(job: ShardJob) -> list[Shard]:
     shards, names = [], {}
     inputs = {path.resolve() for path in job.inputs}
     for path in job.inputs:
-        fmt = infer_format(path, job.input_format)
-        out_fmt = job.output_format or ("parquet" if fmt == "tar" and job.rule is None else fmt)
+        fmt = detect_format(path, job.input_format)
+        scores_only = fmt == "tar" and job.plan.rule is None  # scores of tar samples, without their images
+        out_fmt = job.output_format or ("parquet" if scores_only else default_output_format(fmt, path))
         name = path.name[: -len(path.suffix)] if path.suffix else path.name
         if name in names:
             raise UserInputError(
@@ -203,7 +200,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     """
     if job.workers < 1:
         raise UserInputError(f"--workers must be >= 1, got {job.workers}")
-    if job.datacomp_subset is not None and job.rule is None:
+    if job.datacomp_subset is not None and job.plan.rule is None:
         raise UserInputError("a DataComp subset needs a filter rule (use icc filter)")
     shards = plan_shards(job)
     start = time.perf_counter()
@@ -218,8 +215,8 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
             _TaskRunner(job, scorer, progress) as runner,
         ):
             tasks = [ShardTask(shard, "write") for shard in pending]
-            if job.ranking_rules and pending:
-                unscored = [ShardTask(shard, "score") for shard in shards if not shard.raw_scores.is_file()]
+            if job.plan.needs_all_rows and pending:
+                unscored = [ShardTask(shard, "score") for shard in shards if not _ranked(shard, job.plan)]
                 progress.shards.total += len(unscored)
                 runner.run(unscored)
                 tasks = _with_cuts(job, shards, pending)
@@ -309,41 +306,36 @@ def process_shard(
     """Read one shard, score it (or load its saved raw scores), and write what ``task.phase`` asks for."""
     shard = task.shard
     start = time.perf_counter()
-    table = read_table(shard.input, shard.input_format, column=job.column)
+    table = read_table(shard.input, shard.input_format, column=job.plan.column)
+    plan = pieces.bind(job.plan, table, shard.output_format)
     uid_values = table.values(job.uid_column) if job.datacomp_subset is not None else None  # checked before scoring
     if shard.raw_scores.is_file():
         with np.load(shard.raw_scores, allow_pickle=False) as saved:
             raw = saved["icc_raw"]
         report(len(raw))
     else:
-        scorer = cached_scorer(model, job.device, job.dtype, job.batch_size, job.compile)
-        raw = _score_captions(scorer, table.captions, report)
-    if len(raw) != len(table):
+        scorer = load_scorer(model, job.device, job.dtype, job.batch_size, compile=job.compile, cache=True)
+        raw = pieces.score(scorer, plan, table, report)
+    if len(raw) != len(flat_captions(table.captions, plan.nested)):
         raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")
-    clip_values = to_float_array(table.values(job.clip_column)) if job.clip_rule else None
     if task.phase == "score":
+        ranking = {f"rank_{name}": values for name, values in pieces.ranking_values(plan, table, raw).items()}
         with atomic_output(shard.raw_scores) as stream:
-            np.savez(stream, icc_raw=raw, clip=clip_values if clip_values is not None else np.zeros(0))
+            np.savez(stream, icc_raw=raw, **ranking)
         return
-    scores = np.clip(raw, 0.0, 1.0)
-    keep = None
-    if job.rule is not None:
-        keep = piece_mask(job.rule, scores, raw, task.icc_cut)
-        if job.clip_rule is not None:
-            keep &= piece_mask(job.clip_rule, clip_values, clip_values, task.clip_cut)
     model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.model
-    columns = {"icc_score": scores, "icc_model": [model_id] * len(scores)}
-    write_table(table, shard.output, shard.output_format, columns, keep=keep)
+    piece = pieces.finish(plan, table, raw, model_id, task.cuts)
+    write_table(piece.table, shard.output, shard.output_format, piece.columns, keep=piece.keep)
     if job.datacomp_subset is not None:
-        uids = datacomp.uids_to_array(_kept(uid_values, keep))
+        uids = datacomp.uids_to_array(_kept(uid_values, piece.keep))
         with atomic_output(shard.kept_uids) as stream:
             np.save(stream, uids, allow_pickle=False)
     stats = {
         "input": str(shard.input),
         "output": str(shard.output),
         "rows": len(table),
-        "kept": len(table) if keep is None else int(keep.sum()),
-        "nan": int(np.isnan(scores).sum()),
+        "kept": len(table) if piece.keep is None else int(piece.keep.sum()),
+        "nan": int(np.isnan(piece.scores).sum()),
         "decode_errors": table.decode_errors,
         "output_bytes": shard.output.stat().st_size,
         "model": model_id,
@@ -352,31 +344,26 @@ def process_shard(
     write_json(shard.stats, stats)
 
 
-def _score_captions(scorer: ConcretenessScorer, captions: list[Any], report: Callable[[int], None]) -> np.ndarray:
-    raw = np.empty(len(captions), dtype=np.float32)
-    for start in range(0, len(captions), PROGRESS_CHUNK):
-        part = captions[start : start + PROGRESS_CHUNK]
-        raw[start : start + len(part)] = score_flat(scorer, part)
-        report(len(part))
-    return raw
-
-
 def _kept(values: list[Any], keep: np.ndarray | None) -> list[Any]:
     return values if keep is None else [values[row] for row in np.flatnonzero(keep)]
 
 
+def _ranked(shard: Shard, plan: FilterPlan) -> bool:
+    """Whether the shard's raw scores and ranking values are saved (an older run may have saved scores only)."""
+    if not shard.raw_scores.is_file():
+        return False
+    with np.load(shard.raw_scores, allow_pickle=False) as saved:
+        return all(f"rank_{name}" in saved.files for name in plan.ranked())
+
+
 def _with_cuts(job: ShardJob, shards: list[Shard], pending: list[Shard]) -> list[ShardTask]:
-    """Write tasks carrying each shard's share of the ranking rules, computed over every shard."""
-    saved = {}
+    """Write tasks carrying each shard's cuts, fitted over the ranking values saved for every shard."""
+    saved = []
     for shard in shards:
         with np.load(shard.raw_scores, allow_pickle=False) as arrays:
-            saved[shard] = (arrays["icc_raw"], arrays["clip"])
-    icc_cuts = clip_cuts = dict.fromkeys(shards)
-    if job.rule.is_ranking:
-        icc_cuts = dict(zip(shards, rank_cuts([saved[s][0] for s in shards], job.rule), strict=True))
-    if job.clip_rule is not None and job.clip_rule.is_ranking:
-        clip_cuts = dict(zip(shards, rank_cuts([saved[s][1] for s in shards], job.clip_rule), strict=True))
-    return [ShardTask(shard, "write", icc_cuts[shard], clip_cuts[shard]) for shard in pending]
+            saved.append({name: arrays[f"rank_{name}"] for name in job.plan.ranked()})
+    cuts = dict(zip(shards, job.plan.fit(saved), strict=True))
+    return [ShardTask(shard, "write", cuts[shard]) for shard in pending]
 
 
 def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[str, Any]:
@@ -384,10 +371,10 @@ def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[st
     rows = sum(item["rows"] for item in stats)
     busy = sum(item["seconds"] for item in stats)
     summary: dict[str, Any] = {
-        "command": "score" if job.rule is None else "filter",
+        "command": "score" if job.plan.rule is None else "filter",
         "model": job.model,
-        "rule": None if job.rule is None else job.rule.describe(),
-        "clip_rule": None if job.clip_rule is None else f"{job.clip_column}: {job.clip_rule.describe()}",
+        "rule": None if job.plan.rule is None else job.plan.describe(),
+        "clip_rule": None if job.plan.other is None else job.plan.other.describe(),
         "shards": len(shards),
         "rows": rows,
         "kept": sum(item["kept"] for item in stats),

@@ -6,11 +6,12 @@ written to a temporary name and renamed when complete; stdout gets each chunk as
 it is scored. What is held for the whole input is small and stated here:
 
 - top-k / top-fraction rules: one ranking value per row (the raw ICC score, 4 bytes;
-  a CLIP column's value, 8 bytes; about 17 bytes more per row while the cut is made).
-  A first pass scores every chunk and keeps only these,
-  the cut is made with the sharded jobs' :func:`~modeling_icc.curation.selection.rank_cuts`
-  (the same rows as one ``keep_mask`` over the whole input, ties by input order), and a
-  second pass re-reads the input and writes the kept rows with the saved scores;
+  another column's value, 8 bytes; about 17 bytes more per row while the cut is made;
+  with lists of captions per row, the raw score of every caption and one aggregate per
+  row). A first pass scores every chunk and keeps only these, the plan fits its cuts
+  over every chunk (:meth:`~modeling_icc.curation.filter_plan.FilterPlan.fit`: the same
+  rows as one ``keep_mask`` over the whole input, ties by input order), and a second
+  pass re-reads the input and writes the kept rows with the saved scores;
 - a DataComp subset: 16 bytes per kept row;
 - JSONL or tar input written as CSV, TSV or Parquet: a first pass collects every field
   name (and one Arrow schema), since a header must name them all.
@@ -35,11 +36,13 @@ import numpy as np
 
 from ...scoring.base import ConcretenessScorer
 from ...utils.errors import UserInputError
+from ..columns import flat_captions
+from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
-from ..io.formats import TEXT_COLUMN, VARYING_FIELDS, missing_column_message
+from ..io.formats import VARYING_FIELDS, missing_column_message
 from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
 from ..io.writers import atomic_output, open_writer
-from ..selection import KeepRule, RankCut, piece_mask, rank_cuts
+from . import pieces
 
 #: Output formats whose header or schema must name every column before the first row.
 _FIXED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
@@ -50,27 +53,19 @@ class FileJob:
     """One input (a file, a stream such as stdin, or a ready table) scored into one output.
 
     ``output`` is a path (written atomically) or a binary stream (written chunk by chunk).
-    ``rule=None`` scores without filtering (``icc score``).
+    ``plan`` names the caption column and the rules (none: score without filtering, ``icc score``).
     """
 
     source: Path | BinaryIO | CaptionTable
     input_format: str
     output: Path | BinaryIO
     output_format: str
-    column: str = TEXT_COLUMN
-    rule: KeepRule | None = None
-    clip_rule: KeepRule | None = None
-    clip_column: str = "clip_score"
+    plan: FilterPlan = field(default_factory=FilterPlan)
     uid_column: str = "uid"
     datacomp_subset: Path | None = None
     show: int = 0
     chunk_rows: int = CHUNK_ROWS
     progress: bool | None = None
-
-    @property
-    def ranking(self) -> bool:
-        """Whether a rule compares each row with all others (two passes)."""
-        return any(rule is not None and rule.is_ranking for rule in (self.rule, self.clip_rule))
 
     @property
     def needs_fields(self) -> bool:
@@ -116,11 +111,14 @@ class ScoreStats:
 
 @dataclass
 class FileJobResult:
-    """What a single-file job did, for its summary."""
+    """What a single-file job did, for its summary. ``stats`` counts captions: with lists of
+    captions per row, every caption of every row (``kept_captions``: those kept at node level)."""
 
     model_id: str
     stats: ScoreStats = field(default_factory=ScoreStats)
+    rows: int = 0
     kept: int = 0
+    kept_captions: int | None = None
     non_text: int = 0
     decode_errors: int = 0
     seconds: float = 0.0
@@ -128,10 +126,6 @@ class FileJobResult:
     base64_columns: list[str] = field(default_factory=list)
     subset_uids: int | None = None
     shown: list[tuple[Any, float, bool]] = field(default_factory=list)
-
-    @property
-    def rows(self) -> int:
-        return self.stats.rows
 
 
 def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) -> FileJobResult:
@@ -141,25 +135,29 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
     so that a wrong file or column fails before a model is loaded.
     """
     with ExitStack() as stack:
-        read, fields, chunks = _open_input(job, stack)
+        read, fields, chunks, plan = _open_input(job, stack)
         scorer = load_scorer()
         start = time.perf_counter()
         result = FileJobResult(scorer.model_id)
         progress = stack.enter_context(_progress_bar(job.progress))
-        pieces = _first_pass(job, scorer, chunks, read, progress) if job.ranking else _scored(scorer, chunks, progress)
+        report = progress.update if progress is not None else _ignore
+        scored = (
+            _two_passes(plan, scorer, chunks, read, report)
+            if plan.needs_all_rows
+            else ((chunk, pieces.score(scorer, plan, chunk, report), None) for chunk in chunks)
+        )
         stream = stack.enter_context(atomic_output(job.output)) if isinstance(job.output, Path) else job.output
         writer = stack.enter_context(open_writer(stream, job.output_format, fields))
         uid_parts = []
-        for chunk, raw, icc_cut, clip_cut in pieces:
-            keep = _keep(job, chunk, raw, icc_cut, clip_cut)
-            scores = np.clip(raw, 0.0, 1.0)
-            rows = np.arange(len(chunk)) if keep is None else np.flatnonzero(keep)
-            writer.write(chunk, {"icc_score": scores, "icc_model": [scorer.model_id] * len(chunk)}, rows)
+        for chunk, raw, cuts in scored:
+            piece = pieces.finish(plan, chunk, raw, scorer.model_id, cuts)
+            rows = np.arange(len(chunk)) if piece.keep is None else np.flatnonzero(piece.keep)
+            writer.write(piece.table, piece.columns, rows)
             stream.flush()
             if job.datacomp_subset is not None:
                 uid_parts.append(_kept_uids(job, chunk, rows))
-            _account(result, job, chunk, scores, keep)
-            del chunk, raw, keep, scores, rows  # only one chunk is held while the next is read
+            _account(result, job, plan, chunk, piece)
+            del chunk, raw, piece, rows  # only one chunk is held while the next is read
     if job.datacomp_subset is not None:
         uids, _ = datacomp.subset_array(uid_parts)
         datacomp.save_subset(job.datacomp_subset, uids)
@@ -172,24 +170,31 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
 
 def _open_input(
     job: FileJob, stack: ExitStack
-) -> tuple[Callable[[], Iterator[CaptionTable]], Fields | None, Iterator[CaptionTable]]:
-    """``(read, fields, chunks)``: a reader that can start over, the columns when a first pass is
-    needed for them, and the chunks of a first read whose columns are already checked."""
+) -> tuple[Callable[[], Iterator[CaptionTable]], Fields | None, Iterator[CaptionTable], FilterPlan]:
+    """``(read, fields, chunks, plan)``: a reader that can start over, the columns when a first pass
+    is needed for them, the chunks of a first read, and the plan checked against its first chunk."""
     source = job.source
-    if _is_stream(source) and (job.ranking or job.needs_fields or job.input_format == "parquet"):
+    if _is_stream(source) and (job.plan.needs_all_rows or job.needs_fields or job.input_format == "parquet"):
         source = stack.enter_context(_spooled(source))
     fields = None
     if job.needs_fields and not isinstance(source, CaptionTable):
-        fields = scan_fields(source, job.input_format, job.column, arrow_schema=job.output_format == "parquet")
+        fields = scan_fields(source, job.input_format, job.plan.column, arrow_schema=job.output_format == "parquet")
     read = _reader(source, job)
     chunks = read()
     first = next(chunks)
-    _check_columns(job, fields.names if fields else first.fieldnames, first)
+    plan = pieces.bind(job.plan, first, job.output_format, fields.names if fields else None)
+    if job.show and plan.nested:
+        raise UserInputError("--show prints one caption per row; the captions here come in lists")
+    if job.datacomp_subset is not None:
+        datacomp.check_subset_path(job.datacomp_subset)
+        names = fields.names if fields else first.fieldnames
+        if job.uid_column not in names:
+            raise UserInputError(missing_column_message(job.uid_column, names, first.source or "input"))
     if not isinstance(job.output, Path) and job.output_format in ("parquet", "tar"):
         raise UserInputError(
             f"{job.output_format} output needs a file (--output FILE), not stdout; or pass another --output-format"
         )
-    return read, fields, _starting_with(first, chunks)
+    return read, fields, _starting_with(first, chunks), plan
 
 
 def _starting_with(first: CaptionTable, rest: Iterator[CaptionTable]) -> Iterator[CaptionTable]:
@@ -199,49 +204,31 @@ def _starting_with(first: CaptionTable, rest: Iterator[CaptionTable]) -> Iterato
     yield from rest
 
 
-Piece = tuple[CaptionTable, np.ndarray, RankCut | None, RankCut | None]
-
-
-def _first_pass(
-    job: FileJob,
+def _two_passes(
+    plan: FilterPlan,
     scorer: ConcretenessScorer,
     chunks: Iterator[CaptionTable],
     read: Callable[[], Iterator[CaptionTable]],
-    progress: Any,
-) -> Iterator[Piece]:
-    """Score every chunk keeping only ranking values, cut, then re-read the input with the saved scores."""
-    raw_parts, clip_parts = [], []
+    report: Callable[[int], Any],
+) -> Iterator[tuple[CaptionTable, np.ndarray, Cuts]]:
+    """Score every chunk keeping only raw scores and ranking values, fit the cuts, then re-read the input."""
+    raws, rankings, sizes = [], [], []
     for chunk in chunks:
-        raw_parts.append(_score(scorer, chunk, progress))
-        if job.clip_rule is not None and job.clip_rule.is_ranking:
-            clip_parts.append(_clip_values(job, chunk))
+        raws.append(pieces.score(scorer, plan, chunk, report))
+        rankings.append(pieces.ranking_values(plan, chunk, raws[-1]))
+        sizes.append(len(chunk))
         del chunk
-    n = len(raw_parts)
-    icc_cuts = rank_cuts(raw_parts, job.rule) if job.rule.is_ranking else [None] * n
-    clip_cuts = rank_cuts(clip_parts, job.clip_rule) if clip_parts else [None] * n
+    cuts = plan.fit(rankings)
+    del rankings
     for index, chunk in enumerate(read()):
-        if index >= n or len(chunk) != len(raw_parts[index]):
+        if index >= len(sizes) or len(chunk) != sizes[index]:
             raise UserInputError("the input changed while it was read; run the command again")
-        yield chunk, raw_parts[index], icc_cuts[index], clip_cuts[index]
+        yield chunk, raws[index], cuts[index]
         del chunk
 
 
-def _scored(scorer: ConcretenessScorer, chunks: Iterator[CaptionTable], progress: Any) -> Iterator[Piece]:
-    for chunk in chunks:
-        yield chunk, _score(scorer, chunk, progress), None, None
-        del chunk
-
-
-def _keep(
-    job: FileJob, chunk: CaptionTable, raw: np.ndarray, icc_cut: RankCut | None, clip_cut: RankCut | None
-) -> np.ndarray | None:
-    if job.rule is None:
-        return None
-    keep = piece_mask(job.rule, np.clip(raw, 0.0, 1.0), raw, icc_cut)
-    if job.clip_rule is not None:
-        values = _clip_values(job, chunk)
-        keep &= piece_mask(job.clip_rule, values, values, clip_cut)
-    return keep
+def _ignore(count: int) -> None:
+    """No progress bar to report to."""
 
 
 def _kept_uids(job: FileJob, chunk: CaptionTable, rows: np.ndarray) -> np.ndarray:
@@ -249,47 +236,29 @@ def _kept_uids(job: FileJob, chunk: CaptionTable, rows: np.ndarray) -> np.ndarra
     return datacomp.uids_to_array(uids[row] for row in rows)
 
 
-def _clip_values(job: FileJob, chunk: CaptionTable) -> np.ndarray:
-    from ..columns import to_float_array
-
-    return to_float_array(chunk.values(job.clip_column))
-
-
-def _score(scorer: ConcretenessScorer, chunk: CaptionTable, progress: Any) -> np.ndarray:
-    raw = scorer.score(chunk.captions, errors="nan", raw=True)
-    if progress is not None:
-        progress.update(len(chunk))
-    return raw
-
-
-def _account(result: FileJobResult, job: FileJob, chunk: CaptionTable, scores: np.ndarray, keep: Any) -> None:
-    result.stats.add(scores)
-    result.kept += len(chunk) if keep is None else int(keep.sum())
-    result.non_text += sum(1 for caption in chunk.captions if not isinstance(caption, str))
+def _account(
+    result: FileJobResult, job: FileJob, plan: FilterPlan, chunk: CaptionTable, piece: pieces.ScoredPiece
+) -> None:
+    result.stats.add(piece.scores)
+    result.rows += len(chunk)
+    result.kept += len(chunk) if piece.keep is None else int(piece.keep.sum())
+    if plan.level == "node":
+        kept_rows = range(len(chunk)) if piece.keep is None else np.flatnonzero(piece.keep)
+        kept_captions = sum(len(piece.table.captions[row] or ()) for row in kept_rows)
+        result.kept_captions = (result.kept_captions or 0) + kept_captions
+    result.non_text += sum(not isinstance(caption, str) for caption in flat_captions(chunk.captions, plan.nested))
     result.decode_errors += chunk.decode_errors
     wanted = job.show - len(result.shown)
     if wanted > 0:
-        kept = np.ones(len(chunk), dtype=bool) if keep is None else keep
-        result.shown += zip(chunk.captions[:wanted], scores[:wanted].tolist(), kept[:wanted].tolist(), strict=True)
-
-
-def _check_columns(job: FileJob, names: list[str], first: CaptionTable) -> None:
-    """Columns the rules and the subset need, checked before any row is scored."""
-    needed = []
-    if job.clip_rule is not None:
-        needed.append(job.clip_column)
-    if job.datacomp_subset is not None:
-        datacomp.check_subset_path(job.datacomp_subset)
-        needed.append(job.uid_column)
-    for name in needed:
-        if name not in names:
-            raise UserInputError(missing_column_message(name, names, first.source or "input"))
+        kept = np.ones(len(chunk), dtype=bool) if piece.keep is None else piece.keep
+        shown = zip(chunk.captions[:wanted], piece.scores[:wanted].tolist(), kept[:wanted].tolist(), strict=True)
+        result.shown += shown
 
 
 def _reader(source: Path | BinaryIO | CaptionTable | None, job: FileJob) -> Callable[[], Iterator[CaptionTable]]:
     if isinstance(source, CaptionTable):
         return lambda: iter([source])
-    return lambda: iter_tables(source, job.input_format, job.column, job.chunk_rows)
+    return lambda: iter_tables(source, job.input_format, job.plan.column, job.chunk_rows)
 
 
 def _is_stream(source: object) -> bool:

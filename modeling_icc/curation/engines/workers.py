@@ -1,6 +1,6 @@
 """Worker processes of the data engines: GPU placement by rank and CPU thread sharing.
 
-(Each process loads its scorer once through :func:`modeling_icc.scoring.scorer_cache.cached_scorer`.)
+(Each process loads its scorer once through :func:`modeling_icc.scoring.load.load_scorer` with ``cache=True``.)
 """
 
 from __future__ import annotations

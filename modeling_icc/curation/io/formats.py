@@ -1,17 +1,34 @@
-"""Table formats by name and extension, and the checks every reader makes before reading.
+"""Table formats by name, extension and content, and the checks every reader makes before reading.
 
 Kept free of NumPy and Arrow so that the ``icc`` command builds its options instantly.
+Besides the table formats, the datasets this field starts from are read as they are
+downloaded: Conceptual Captions' headerless ``caption<TAB>url`` TSV (``cc3m``), COCO's
+captions JSON (``coco``) and Graph-Based Captioning graphs in JSON lines or Parquet (``gbc``).
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
+from typing import BinaryIO
 
 from ...utils.errors import UserInputError
+from . import gbc
 
+#: Formats that are read and written.
 FORMATS = ("txt", "jsonl", "csv", "tsv", "parquet", "tar")
+#: Formats that are read: the table formats and the datasets' own layouts.
+INPUT_FORMATS = (*FORMATS, "cc3m", "coco", "gbc")
+#: Columns of Conceptual Captions' TSV files, which have no header.
+CC3M_COLUMNS = ("caption", "url")
+#: The caption column, and the columns aligned with it, of formats whose captions are not in ``caption``.
+FORMAT_COLUMNS = {"gbc": (gbc.CAPTIONS, (gbc.VERTEX_IDS, gbc.LABELS))}
+#: Bytes of a first line read to detect a format (a longer GBC record needs ``--format gbc``).
+_SNIFF_LINE = 16 << 20
+_COCO_START = re.compile(rb'\A\s*\{\s*"(info|images|licenses|annotations|categories|type)"\s*:')
 _EXTENSIONS = {
     ".txt": "txt",
     ".jsonl": "jsonl",
@@ -29,11 +46,11 @@ VARYING_FIELDS = frozenset({"jsonl", "tar"})
 _SHOWN_COLUMNS = 30
 
 
-def infer_format(path: str | os.PathLike, explicit: str | None = None) -> str:
+def infer_format(path: str | os.PathLike, explicit: str | None = None, formats: Sequence[str] = FORMATS) -> str:
     """The table format from ``explicit`` or the file extension."""
     if explicit:
-        if explicit not in FORMATS:
-            raise UserInputError(f"unknown format {explicit!r}; choose one of {', '.join(FORMATS)}")
+        if explicit not in formats:
+            raise UserInputError(f"unknown format {explicit!r}; choose one of {', '.join(formats)}")
         return explicit
     suffix = Path(path).suffix.lower()
     if suffix not in _EXTENSIONS:
@@ -42,6 +59,68 @@ def infer_format(path: str | os.PathLike, explicit: str | None = None) -> str:
             f"{', '.join(sorted(_EXTENSIONS))} or pass --format"
         )
     return _EXTENSIONS[suffix]
+
+
+def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
+    """The input format from ``explicit``, else from the extension refined by the file's first bytes.
+
+    A ``.tsv`` whose first line is ``caption<TAB>http...`` is CC3M (no header); a ``.json``
+    that is one object opening with COCO's keys is COCO captions; JSON lines or Parquet
+    whose rows carry ``vertices`` are GBC graphs.
+    """
+    if explicit:
+        return infer_format(path, explicit, INPUT_FORMATS)
+    fmt = infer_format(path)
+    if fmt in ("tsv", "jsonl", "parquet") and Path(path).is_file():
+        with open(path, "rb") as stream:
+            first_line = stream.readline(_SNIFF_LINE).removeprefix(b"\xef\xbb\xbf")
+        if fmt == "tsv" and _is_cc3m_row(first_line):
+            return "cc3m"
+        if fmt == "jsonl" and _COCO_START.match(first_line):
+            return "coco"
+        if (fmt == "jsonl" and _has_vertices(first_line)) or (fmt == "parquet" and _parquet_has_vertices(path)):
+            return "gbc"
+    return fmt
+
+
+def default_output_format(fmt: str, path: str | os.PathLike | None = None) -> str:
+    """What an input format is written as: itself, or the table format its rows are read as."""
+    if fmt == "gbc":
+        return "parquet" if path is not None and is_parquet(path) else "jsonl"
+    return {"cc3m": "tsv", "coco": "jsonl"}.get(fmt, fmt)
+
+
+def is_parquet(source: str | os.PathLike | BinaryIO) -> bool:
+    """Whether ``source`` (a path, or a stream that can peek) starts with Parquet's magic bytes."""
+    if hasattr(source, "peek"):
+        return source.peek(4)[:4] == b"PAR1"
+    with open(source, "rb") as stream:
+        return stream.read(4) == b"PAR1"
+
+
+def _is_cc3m_row(line: bytes) -> bool:
+    fields = line.rstrip(b"\r\n").split(b"\t")
+    return len(fields) == 2 and fields[0] != b"caption" and fields[1].startswith((b"http://", b"https://"))
+
+
+def _has_vertices(line: bytes) -> bool:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and isinstance(record.get(gbc.VERTICES), list)
+
+
+def _parquet_has_vertices(path: str | os.PathLike) -> bool:
+    if not is_parquet(path):
+        return False
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return gbc.VERTICES in pq.read_schema(path).names
+    except (pa.ArrowInvalid, OSError):  # not readable: the reader says so
+        return False
 
 
 def check_input_file(path: str | os.PathLike) -> Path:
@@ -56,11 +135,12 @@ def check_input_file(path: str | os.PathLike) -> Path:
     return path
 
 
-def missing_column_message(column: str, available: Sequence[object], name: object) -> str:
-    """``NAME: no column 'x'; available columns: a, b`` (long lists and names shortened)."""
+def missing_column_message(column: str, available: Sequence[object], name: object = None) -> str:
+    """``NAME: no column 'x'; available columns: a, b`` (long lists and names shortened; no ``NAME:`` without one)."""
     shown = [_short(str(item)) for item in available[:_SHOWN_COLUMNS]]
     more = f" and {len(available) - _SHOWN_COLUMNS} more" if len(available) > _SHOWN_COLUMNS else ""
-    return f"{name}: no column {column!r}; available columns: {', '.join(shown) or '(none)'}{more}"
+    where = "" if name is None else f"{name}: "
+    return f"{where}no column {column!r}; available columns: {', '.join(shown) or '(none)'}{more}"
 
 
 def _short(text: str, limit: int = 40) -> str:

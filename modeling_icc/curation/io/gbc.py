@@ -2,18 +2,24 @@
 
 A GBC sample (GBC1M/GBC10M) is a graph whose ``vertices`` each carry a
 ``label`` (``image``, ``entity``, ``composition`` or ``relation``) and a list of
-``descs`` (descriptions with a ``text``). :func:`add_gbc_node_captions` flattens
-every description of every vertex, in graph order, into aligned list columns,
-ready for :func:`~modeling_icc.add_icc_scores` and node-level
-:func:`~modeling_icc.filter_by_icc`.
+``descs`` (descriptions with a ``text``). Every description of every vertex, in
+graph order, becomes one item of aligned list columns (``node_captions``,
+``node_vertex_ids``, ``node_labels``): added to a ``datasets`` dataset by
+:func:`add_gbc_node_captions`, and to every row read by ``icc score|filter`` from
+GBC JSON lines or Parquet, ready for scoring and node-level filtering.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
-from datasets import Dataset, IterableDataset
+if TYPE_CHECKING:
+    from datasets import Dataset, IterableDataset
 
+    from .readers import CaptionTable
+
+VERTICES = "vertices"
 CAPTIONS = "node_captions"
 VERTEX_IDS = "node_vertex_ids"
 LABELS = "node_labels"
@@ -36,7 +42,7 @@ def _flatten_batch(graphs: list[list[dict[str, Any]] | None]) -> dict[str, list]
 
 
 def add_gbc_node_captions(
-    dataset: Dataset | IterableDataset, vertices_column: str = "vertices"
+    dataset: Dataset | IterableDataset, vertices_column: str = VERTICES
 ) -> Dataset | IterableDataset:
     """Add ``node_captions``, ``node_vertex_ids`` and ``node_labels`` (aligned lists) from GBC ``vertices``.
 
@@ -47,3 +53,9 @@ def add_gbc_node_captions(
                              node_columns=["node_vertex_ids", "node_labels"])
     """
     return dataset.map(_flatten_batch, batched=True, input_columns=[vertices_column])
+
+
+def with_node_captions(tables: Iterator[CaptionTable]) -> Iterator[CaptionTable]:
+    """Tables of GBC graphs with the node caption columns added (their ``vertices`` kept as they are)."""
+    for table in tables:
+        yield table.with_values(_flatten_batch(table.values(VERTICES) if len(table) else []))

@@ -2,8 +2,9 @@
 
 Every format streams: text formats line by line, Parquet one row group at a time (so
 the file's row group size bounds the memory), webdataset tars sample by sample (text
-members only). Every other column is carried through unchanged: CSV
-cells stay text, JSON objects keep their fields, Parquet keeps its Arrow schema.
+members only); a COCO captions file is one JSON document, read whole. Every other
+column is carried through unchanged: CSV cells stay text, JSON objects keep their
+fields, Parquet keeps its Arrow schema.
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ import os
 import tarfile
 from collections.abc import Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
+from . import gbc
 from . import webdataset as webdataset_tar
-from .formats import TEXT_COLUMN, check_input_file, missing_column_message, sniff_binary
-from .text import LineDecoder, raw_lines, strip_line_end
+from .formats import CC3M_COLUMNS, TEXT_COLUMN, check_input_file, is_parquet, missing_column_message, sniff_binary
+from .text import BOM, LineDecoder, raw_lines, strip_line_end
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -69,6 +71,27 @@ class CaptionTable:
             return self.arrow.column(name).to_pylist()
         return [record.get(name) for record in self.records]
 
+    def with_values(self, columns: dict[str, list[Any]]) -> CaptionTable:
+        """A copy with ``columns`` (one value per row) replacing or added to this table's."""
+        fieldnames = self.fieldnames + [name for name in columns if name not in self.fieldnames]
+        captions = columns.get(self.column, self.captions)
+        if self.arrow is None:
+            records = [
+                {**record, **{name: values[row] for name, values in columns.items()}}
+                for row, record in enumerate(self.records)
+            ]
+            return replace(self, captions=captions, records=records, fieldnames=fieldnames)
+        import pyarrow as pa
+
+        arrow = self.arrow
+        for name, values in columns.items():
+            if name in arrow.column_names:
+                index = arrow.column_names.index(name)
+                arrow = arrow.set_column(index, name, pa.array(values, type=arrow.schema.field(index).type))
+            else:
+                arrow = arrow.append_column(name, pa.array(values))
+        return replace(self, captions=captions, arrow=arrow, records=None, fieldnames=fieldnames)
+
     def as_records(self) -> list[dict[str, Any]]:
         """The rows as dicts (converted once from Arrow for Parquet input)."""
         if self.records is None:
@@ -96,25 +119,36 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
     with ExitStack() as stack:
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", "input")
         path = check_input_file(source) if isinstance(source, (str, os.PathLike)) else None
-        if fmt == "tar":
+        source = path or _peekable(source)
+        container = _container(source, fmt)
+        if container == "tar":
             if path is None:
                 raise UserInputError("webdataset tar input must be a file, not a stream")
             chunks = _tar_tables(path, column, rows)
-        elif fmt == "parquet":  # Arrow reads files itself
-            chunks = _parquet_tables(path or source, column, rows, name)
-        elif fmt in _TEXT_READERS:
+        elif container == "parquet":  # Arrow reads files itself
+            chunks = _parquet_tables(source, column, rows, name)
+        elif container in _TEXT_READERS:
             stream = stack.enter_context(path.open("rb")) if path is not None else source
-            chunks = _TEXT_READERS[fmt](_check_text(_peekable(stream), fmt, name), column, rows, name)
+            chunks = _TEXT_READERS[container](_check_text(_peekable(stream), fmt, name), column, rows, name)
         else:
             raise UserInputError(f"unknown format {fmt!r}")
+        if fmt == "gbc":
+            chunks = gbc.with_node_captions(chunks)
         first = True
         for table in chunks:
             table.source = path
-            if first and (fmt == "parquet" or len(table)) and table.column not in table.fieldnames:
+            if first and (container == "parquet" or len(table)) and table.column not in table.fieldnames:
                 raise UserInputError(missing_column_message(table.column, table.fieldnames, name))
             first = False
             yield table
             del table  # not held while the next one is read
+
+
+def _container(source: Path | BinaryIO, fmt: str) -> str:
+    """The format a reader reads: ``fmt`` itself, or for GBC graphs the file format that holds them."""
+    if fmt != "gbc":
+        return fmt
+    return "parquet" if is_parquet(source) else "jsonl"
 
 
 def read_table(source: Source, fmt: str, column: str = TEXT_COLUMN) -> CaptionTable:
@@ -247,11 +281,22 @@ def _records_table(
     return CaptionTable(fmt, column, captions, records=records, fieldnames=list(fieldnames), decode_errors=bad)
 
 
-def _csv_tables(stream: BinaryIO, column: str, rows: int, name: object, delimiter: str = ",") -> Iterator[CaptionTable]:
+def _csv_tables(
+    stream: BinaryIO,
+    column: str,
+    rows: int,
+    name: object,
+    delimiter: str = ",",
+    header: tuple[str, ...] | None = None,
+    fmt: str = "csv",
+) -> Iterator[CaptionTable]:
+    """Rows of a CSV (or TSV) file; with ``header``, a file without a header row whose fields are
+    never quoted (Conceptual Captions)."""
     decoder = LineDecoder()
-    reader = csv.reader((decoder.decode(line) for line in raw_lines(stream)), delimiter=delimiter, strict=True)
-    header = _next_csv_row(reader, name)
-    fieldnames = list(header or [])
+    quoting = csv.QUOTE_MINIMAL if header is None else csv.QUOTE_NONE
+    lines = (decoder.decode(line) for line in raw_lines(stream))
+    reader = csv.reader(lines, delimiter=delimiter, strict=True, quoting=quoting)
+    fieldnames = list(header or _next_csv_row(reader, name) or [])
     records: list[dict[str, Any]] = []
     bad = 0
     while True:
@@ -271,9 +316,9 @@ def _csv_tables(stream: BinaryIO, column: str, rows: int, name: object, delimite
             record.update(dict.fromkeys(fieldnames[len(row) :]))
         records.append(record)
         if len(records) == rows:
-            yield _records_table("csv", column, records, dict.fromkeys(fieldnames), decoder.bad - bad)
+            yield _records_table(fmt, column, records, dict.fromkeys(fieldnames), decoder.bad - bad)
             records, bad = [], decoder.bad
-    yield _records_table("csv", column, records, dict.fromkeys(fieldnames), decoder.bad - bad)
+    yield _records_table(fmt, column, records, dict.fromkeys(fieldnames), decoder.bad - bad)
 
 
 def _next_csv_row(reader: Any, name: object) -> list[str] | None:
@@ -294,9 +339,29 @@ def _next_csv_row(reader: Any, name: object) -> list[str] | None:
 
 
 def _tsv_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
-    for table in _csv_tables(stream, column, rows, name, delimiter="\t"):
-        table.fmt = "tsv"
-        yield table
+    return _csv_tables(stream, column, rows, name, delimiter="\t", fmt="tsv")
+
+
+def _cc3m_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
+    return _csv_tables(stream, column, rows, name, delimiter="\t", header=CC3M_COLUMNS, fmt="tsv")
+
+
+def _coco_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
+    """The ``annotations`` of a COCO captions file (one JSON document, read whole), one row each."""
+    decoder = LineDecoder()
+    data = stream.read().removeprefix(BOM)
+    try:
+        document = decoder.clean_json(json.loads(decoder.decode(data)), data, counted=decoder.bad > 0)
+    except json.JSONDecodeError as error:
+        raise UserInputError(f"{name}: not valid JSON ({error.msg} at line {error.lineno})") from None
+    annotations = document.get("annotations") if isinstance(document, dict) else None
+    if not isinstance(annotations, list) or not all(isinstance(item, dict) for item in annotations):
+        raise UserInputError(f"{name}: not a COCO captions file (no 'annotations' list of objects)")
+    fieldnames: dict[str, None] = {}
+    for annotation in annotations:
+        fieldnames.update(dict.fromkeys(annotation))
+    for start in range(0, max(len(annotations), 1), rows):
+        yield _records_table("jsonl", column, annotations[start : start + rows], fieldnames, decoder.bad * (start == 0))
 
 
 def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
@@ -322,7 +387,7 @@ def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: objec
 
 
 def _arrow_table(table: pa.Table, column: str) -> CaptionTable:
-    captions = table.column(column).to_pylist() if column in table.column_names else []
+    captions = table.column(column).to_pylist() if column in table.column_names else [None] * table.num_rows
     return CaptionTable("parquet", column, captions, arrow=table, fieldnames=list(table.column_names))
 
 
@@ -347,4 +412,6 @@ _TEXT_READERS = {
     "jsonl": _jsonl_tables,
     "csv": _csv_tables,
     "tsv": _tsv_tables,
+    "cc3m": _cc3m_tables,
+    "coco": _coco_tables,
 }

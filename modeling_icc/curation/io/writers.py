@@ -170,7 +170,11 @@ class ParquetTableWriter(TableWriter):
         if self.writer is None:
             self.schema = base.schema
             self.writer = pq.ParquetWriter(self.stream, self.schema)
-        self.writer.write_table(base.cast(self.schema))
+        # Only columns of another type are cast: Arrow fails to cast some nested structs (GBC
+        # vertices) to their own type.
+        types = zip(base.columns, self.schema.types, strict=True)
+        columns = [column if column.type == kind else column.cast(kind) for column, kind in types]
+        self.writer.write_table(pa.Table.from_arrays(columns, schema=self.schema))
 
     def close(self) -> None:
         if self.writer is not None:
@@ -344,10 +348,14 @@ def _json_value(value: Any) -> Any:
         return None if np.isnan(value) else round(float(value), 6)
     if isinstance(value, np.generic):
         return value.item()
+    if isinstance(value, list):  # the scores of a row's list of captions
+        return [_json_value(item) for item in value]
     return value
 
 
 def _cell(value: Any) -> str:
     if isinstance(value, (np.floating, float)):
         return "" if np.isnan(value) else f"{float(value):.6f}"
+    if isinstance(value, list):
+        return json.dumps(_json_value(value))
     return "" if value is None else str(value)

@@ -1,0 +1,1 @@
+../../modeling_icc/models/icc/configuration_icc.py

@@ -1,0 +1,1 @@
+../../modeling_icc/models/icc/modeling_icc.py

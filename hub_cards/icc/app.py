@@ -1,0 +1,1 @@
+../../icc_metric/app.py

@@ -1,0 +1,1 @@
+../../icc_metric/icc_metric.py

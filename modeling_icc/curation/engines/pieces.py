@@ -1,0 +1,92 @@
+"""One piece of a command-line job (a chunk of a file, a shard), scored and cut by a FilterPlan.
+
+Single-file and sharded jobs read their pieces differently and share the rest: the raw
+scores of every caption (every node caption of a nested column), the plan's ranking
+values, and what to write: the table (with only the kept node captions at node level),
+its new columns, and the rows to keep.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...scoring.base import ConcretenessScorer
+from ...utils.errors import UserInputError
+from ..columns import AGGREGATES, flat_captions, is_nested, per_row, score_columns, score_flat
+from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan
+from ..io.readers import CaptionTable
+
+#: Captions scored between progress reports.
+PROGRESS_CHUNK = 32_768
+
+
+@dataclass
+class ScoredPiece:
+    """What a job writes for one piece, and the clipped score of every caption it scored (for statistics)."""
+
+    table: CaptionTable
+    columns: dict[str, Any]
+    keep: np.ndarray | None
+    scores: np.ndarray
+
+
+def bind(
+    plan: FilterPlan, table: CaptionTable, output_format: str, column_names: list[str] | None = None
+) -> FilterPlan:
+    """``plan`` checked against the first piece of an input (its columns, or all ``column_names``;
+    whether its captions come in lists)."""
+    nested = is_nested(table.captions)
+    if nested and output_format == "txt":
+        raise UserInputError(
+            f"column {plan.column!r} holds a list of captions per row, which .txt output cannot hold; "
+            "pass --output-format jsonl, csv, tsv or parquet"
+        )
+    return plan.bind(column_names or table.fieldnames, nested, use_scores=False, source=table.source or "input")
+
+
+def score(
+    scorer: ConcretenessScorer, plan: FilterPlan, table: CaptionTable, report: Callable[[int], Any]
+) -> np.ndarray:
+    """Raw scores of every caption of ``table``, flat and in order, reporting progress as it goes."""
+    captions = flat_captions(table.captions, plan.nested)
+    raw = np.empty(len(captions), dtype=np.float32)
+    for start in range(0, len(captions), PROGRESS_CHUNK):
+        part = captions[start : start + PROGRESS_CHUNK]
+        raw[start : start + len(part)] = score_flat(scorer, part)
+        report(len(part))
+    return raw
+
+
+def ranking_values(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> dict[str, np.ndarray]:
+    return plan.ranking_values(_view(plan, table, raw))
+
+
+def finish(
+    plan: FilterPlan, table: CaptionTable, raw: np.ndarray, model_id: str, cuts: Cuts | None = None
+) -> ScoredPiece:
+    """The piece to write; ``cuts`` apply ranking rules fitted over every piece (without them: this piece alone)."""
+    view = _view(plan, table, raw)
+    if plan.level == "node":
+        names = (plan.column, *plan.node_columns)
+        kept = plan.keep_nodes({**view, **{name: table.values(name) for name in names}})
+        table = table.with_values({name: kept.pop(name) for name in names})
+        view.update(kept)
+    keep = plan.mask(view, len(table), cuts) if plan.rules() else None
+    hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
+    columns = {name: values for name, values in view.items() if name not in hidden}
+    columns["icc_model"] = [model_id] * len(table)
+    return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0))
+
+
+def _view(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> dict[str, Any]:
+    """What the plan reads of a piece: its scores (raw too, or per-row aggregates) and the other rule's column."""
+    scores = per_row(raw, table.captions) if plan.nested else raw
+    raw_column = None if plan.nested else RAW_SCORE_COLUMN
+    view = score_columns(scores, plan.score_column, raw_column=raw_column, aggregates=AGGREGATES)
+    if plan.other is not None:
+        view[plan.other.column] = table.values(plan.other.column)
+    return view

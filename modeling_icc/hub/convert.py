@@ -1,0 +1,98 @@
+"""Our checkpoint format for a student, and the conversion into it.
+
+Our format: ``model.safetensors``, ``config.json`` with ``model_type: icc`` and an
+``auto_map`` for every Auto class (so ``trust_remote_code`` users need no package), the
+modeling code files, the tokenizer. ``icc convert`` turns a checkpoint in the published
+format (``moranyanuka/icc``: ``RobertaForSequenceClassification``) into it, with the same
+tensors and the same raw scores; ``icc push --kind model`` re-saves every student through
+it; ``icc cards --all`` writes its weight-free part (config and code) for the committed
+``hub_cards/icc-distilroberta``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import PreTrainedTokenizerBase
+from transformers.dynamic_module_utils import custom_object_save
+
+from ..models.icc import ICCConfig, ICCForConcreteness
+from ..scoring.load import load_scorer
+from ..utils.errors import UserInputError
+from ..utils.shipped_data import paper_examples
+from .fresh_process import remote_code_scores
+
+#: Extra Auto classes written into ``auto_map`` so remote-code users can pick either head.
+EXTRA_AUTO_MAP = {"AutoModelForSequenceClassification": "modeling_icc.ICCForConcreteness"}
+#: The most a converted model's raw score may move (fp32, same tensors; only the code path differs).
+SCORE_TOLERANCE = 1e-5
+
+
+def convert_student(source: str | os.PathLike, folder: Path, card: str | os.PathLike | None = None) -> list[str]:
+    """Write the student at ``source`` (local folder or Hub id, ours or the published format)
+    into ``folder`` in our format, with ``card`` as README.md and the source's
+    ``icc_provenance.json`` if it has one; returns the checks it passed.
+
+    Checked: our loader and a fresh process using only the folder's code
+    (``trust_remote_code=True``, without this package) give the source's raw scores.
+    """
+    scorer = load_scorer(source, device="cpu", dtype="float32")  # safetensors only; complete weights or an error
+    if not isinstance(getattr(scorer, "model", None), ICCForConcreteness):
+        raise UserInputError(f"{source!r} is not a student checkpoint (models shipped in the package have none)")
+    save_student(scorer.model, scorer.tokenizer, folder)
+    from ..distillation.distill import PROVENANCE_FILE
+
+    provenance = Path(source) / PROVENANCE_FILE
+    if provenance.is_file():
+        shutil.copyfile(provenance, folder / PROVENANCE_FILE)
+    if card is not None:
+        if not Path(card).is_file():
+            raise UserInputError(f"card not found: {card} (generate it with `icc cards`)")
+        shutil.copyfile(card, folder / "README.md")
+    texts = [row["caption"] for row in paper_examples()]
+    expected = scorer.score(texts, raw=True)
+    ours = load_scorer(folder, device="cpu", dtype="float32").score(texts, raw=True)
+    remote = np.asarray(remote_code_scores(folder, texts), dtype=np.float32)
+    for what, scores in (("load_scorer", ours), ("trust_remote_code", remote)):
+        if not np.allclose(scores, expected, atol=SCORE_TOLERANCE):
+            worst = float(np.abs(scores - expected).max())
+            raise UserInputError(f"the converted model's raw scores ({what}) differ from the source's by up to {worst}")
+    return [
+        f"{folder}: model.safetensors, config.json (model_type icc, auto_map), code files, tokenizer",
+        f"load_scorer(folder) gives the source's raw scores on {len(texts)} captions",
+        "AutoModel.from_pretrained(folder, trust_remote_code=True) in a fresh process without the package "
+        "gives the same raw scores",
+    ]
+
+
+def save_student(model: ICCForConcreteness, tokenizer: PreTrainedTokenizerBase, folder: Path) -> Path:
+    """Weights (safetensors), config with the full ``auto_map``, code files and tokenizer."""
+    model.save_pretrained(folder, safe_serialization=True)
+    tokenizer.save_pretrained(folder)
+    _complete_auto_map(folder / "config.json")
+    return folder
+
+
+def write_student_skeleton(folder: Path, config: ICCConfig | None = None) -> list[Path]:
+    """What :func:`save_student` writes apart from the weights and tokenizer, for ``config``
+    (default: the DistilRoBERTa-base shape of the published student): ``config.json`` and the code."""
+    with torch.device("meta"):  # the classes' code is saved, no weights are made
+        model = ICCForConcreteness(config or ICCConfig())
+    model.config.architectures = [type(model).__name__]
+    model.config.dtype = torch.float32
+    folder.mkdir(parents=True, exist_ok=True)
+    written = custom_object_save(model, folder, config=model.config)
+    model.config.save_pretrained(folder)
+    _complete_auto_map(folder / "config.json")
+    return [folder / "config.json", *written]
+
+
+def _complete_auto_map(config_path: Path) -> None:
+    config = json.loads(config_path.read_text(encoding="utf-8"))
+    config.setdefault("auto_map", {}).update(EXTRA_AUTO_MAP)
+    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
