@@ -136,7 +136,7 @@ def test_the_default_model_never_switches_to_another_offline(monkeypatch):
             icc.compute(predictions=CAPTIONS[:1])
     message = str(raised.value)
     assert "'moranyanuka/icc'" in message
-    assert "evaluate.load(<this module>, 'lite')" in message and "compute(..., model_id='lite')" in message
+    assert "evaluate.load(<this module>, 'mini')" in message and "compute(..., model_id='mini')" in message
     with pytest.raises(ModelNotAvailableError, match="never switches models"):
         compute_icc(CAPTIONS[:1])
 
