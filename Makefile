@@ -1,4 +1,4 @@
-# The README's two commands: `make demo` (score + filter captions with the embedded
+# The README's two commands: `make demo` (score + filter captions with mini, the recommended
 # zero-download model) and `make test`. Both create .venv and install what they need:
 # the demo only the core package, the tests every extra they exercise ($(EXTRAS)).
 #
@@ -34,7 +34,7 @@ $(FULL_STAMP): pyproject.toml | $(VENV)/bin/python
 	touch $@
 
 demo: install-core
-	HF_HUB_OFFLINE=1 $(BIN)/icc filter --model lite --threshold 0.5 \
+	HF_HUB_OFFLINE=1 $(BIN)/icc filter --model mini --threshold 0.5 \
 		--input modeling_icc/data/demo_captions.txt --output outputs/demo_kept.jsonl --show 30
 
 # The suite runs twice: on this machine's default numeric path (bf16 where the CPU multiplies

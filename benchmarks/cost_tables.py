@@ -1,7 +1,8 @@
 """Cost of scoring common caption pools, from the measured throughput JSON files.
 
-Reads ``benchmarks/results/{lite_throughput,student_throughput_cpu,student_throughput_cuda}.json``
-(whichever exist) and writes ``benchmarks/results/cost_tables.{json,md}``. Nothing is
+Reads ``benchmarks/results/{lite_throughput,mini_throughput_cpu,student_throughput_cpu,student_throughput_cuda}``
+``.json`` (whichever exist; mini's rates on the synthetic captions the student was timed on) and
+writes ``benchmarks/results/cost_tables.{json,md}``. Nothing is
 estimated that was not measured: a model/device without a results file gets no row.
 
     python benchmarks/cost_tables.py
@@ -44,6 +45,21 @@ def measured_rates() -> list[dict]:
                 "units_per_device": 1,
             }
         )
+    mini = _load("mini_throughput_cpu.json")
+    if mini:
+        threads = mini["environment"].get("torch_threads") or mini["environment"].get("cpu_count") or 1
+        for dtype in ("bfloat16", "float32"):
+            result = mini["results"]["synthetic"].get(f"mini_{dtype}")
+            if result:
+                rows.append(
+                    {
+                        "model": f"mini ({dtype})",
+                        "device": f"{threads} CPU cores",
+                        "unit": "CPU-core-hours",
+                        "captions_per_s": result["captions_per_s"],
+                        "units_per_device": threads,
+                    }
+                )
     for device in ("cpu", "cuda"):
         student = _load(f"student_throughput_{device}.json")
         if not student:

@@ -19,14 +19,14 @@ keep captions a reader could picture, drop abstract or off-image text.
 _KWARGS_DESCRIPTION = """
 The model is chosen when the module is loaded, by its configuration name:
 `evaluate.load(MODULE)` (or config "default") scores with the published student
-"moranyanuka/icc"; `evaluate.load(MODULE, "lite")` with the embedded zero-download model;
-any other name is a model shipped in the package or a Hub id. The module never switches
+"moranyanuka/icc"; `evaluate.load(MODULE, "mini")` or `evaluate.load(MODULE, "lite")` with a
+zero-download model shipped in the package; any other name is a Hub id. The module never switches
 models: one that cannot be loaded raises an error that names the offline models.
 Args:
     predictions (`list` of `str`): captions to score. Blank or missing captions, and items
         that are not strings, score NaN; a single string (not in a list) is refused.
     model_id (`str`, optional): overrides the configuration's model for this call: a Hub id,
-        a local directory, or a model shipped in the package such as "lite".
+        a local directory, or a model shipped in the package ("mini", "lite").
     batch_size (`int`, optional): rows per batch for neural students.
     device (`str`, optional): "cpu", "cuda", "cuda:1", "mps" (default: best available).
     dtype (`str`, optional): "float32", "bfloat16" or "float16" (default: bf16 on GPU).

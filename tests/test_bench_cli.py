@@ -12,15 +12,17 @@ from modeling_icc.cli.main import main
 from modeling_icc.evaluation import (
     PUBLISHED_LABEL,
     caption_benchmark,
+    load_benchmarks,
     norm_partition,
     noun_benchmark,
     phrase_benchmark,
+    run_benchmarks,
     word_benchmark,
 )
-from modeling_icc.evaluation.baselines.registry import build_scorer
-from modeling_icc.evaluation.data import brysbaert_unigrams
+from modeling_icc.evaluation.baselines.registry import BASELINES, build_scorer
+from modeling_icc.evaluation.data import DEV_FROZEN_ID, DEV_SPLIT_ID, brysbaert_unigrams
 from modeling_icc.utils.errors import UserInputError
-from modeling_icc.utils.shipped_data import dev_split
+from modeling_icc.utils.shipped_data import dev_split, frozen_partition_ids
 
 
 def run_cli(*args) -> int:
@@ -52,7 +54,8 @@ def test_bench_writes_json_markdown_and_one_png_per_benchmark(tmp_path, capsys):
     assert "| published ICC (scores as released) | 303 |" in markdown
     captions_table, words_table = markdown.split("### Word concreteness")
     assert (
-        "| lite (embedded, zero-download) † | 303 |" in captions_table and "fitted on this very split" in captions_table
+        "| lite (pure Python, zero-download) † | 303 |" in captions_table
+        and "fitted or tuned on this split" in captions_table
     )
     assert "| lexical norm average | 303 |" in captions_table
     assert "| lexical norm average † |" in words_table and "reads the very norms" in words_table
@@ -115,6 +118,26 @@ def test_registry_loads_students_by_path(tiny_student_dir):
     assert np.isfinite(entry.scorer.score(["a red car"])).all()
     assert build_scorer("published").scorer is None
     assert "dev_split" in build_scorer("lite").in_sample and "dev_split" not in build_scorer("lexical").in_sample
+
+
+def test_frozen_partition_rows_are_flagged_by_what_each_scorer_was_fitted_on():
+    benchmarks = load_benchmarks(["captions", "captions_frozen"])
+    frozen = benchmarks[1]
+    assert len(frozen) == 100 and frozen.data_id == DEV_FROZEN_ID
+    by_caption = {row["caption"]: row["sample_id"] for row in dev_split()}
+    assert {by_caption[text] for text in frozen.texts} == frozen_partition_ids()
+    entries = [build_scorer(name) for name in ("mini", "lite", "published")]
+    results, _ = run_benchmarks(benchmarks, entries, n_bootstrap=0, progress=False)
+    note = {(result.benchmark, result.scorer.name): result.in_sample_note for result in results}
+    # mini was fitted on the 203 other dev captions: in-sample on the split, held out on the frozen 100.
+    assert note[("captions", "mini")] and not note[("captions_frozen", "mini")]
+    assert note[("captions", "lite")] and note[("captions_frozen", "lite")]
+    assert not note[("captions_frozen", "published")]
+    published = next(r for r in results if r.benchmark == "captions_frozen" and r.scorer.name == "published")
+    assert published.report.n == 100
+    for name in ("cc3m", "cc3m-keep"):  # thresholds tuned on the dev split
+        assert {DEV_SPLIT_ID, DEV_FROZEN_ID} <= BASELINES[name].in_sample
+    assert "norms:test" not in BASELINES["mini"].in_sample  # its word head saw only the train partition
 
 
 def test_user_file_labels_and_published_column_are_read(tmp_path):

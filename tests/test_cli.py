@@ -147,7 +147,7 @@ def test_an_unavailable_model_is_an_error_naming_the_offline_options(capsys):
     assert run_cli("score", "a dog on a beach") == 2  # the published student is not in the cache here
     captured = capsys.readouterr()
     assert captured.out == "" and "icc: error: Could not load the ICC model 'moranyanuka/icc'" in captured.err
-    assert "`icc score --model lite`" in captured.err and "`--fallback lite`" in captured.err
+    assert "`icc score --model mini`" in captured.err and "`--fallback mini`" in captured.err
 
 
 def test_fallback_is_explicit_reported_and_recorded(capsys, tmp_path):

@@ -22,7 +22,7 @@ from modeling_icc.utils.shipped_data import dev_split, frozen_partition_ids
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 HUB_CARDS = REPO_ROOT / "hub_cards"
-GENERATED = ("icc-distilroberta", "icc-lite", "icc-caption-concreteness")
+GENERATED = ("icc-distilroberta", "icc-mini", "icc-lite", "icc-caption-concreteness")
 CAPTIONS = ["a man with a white shirt", "a great method of quantifying concreteness", "dog"]
 AUTO_MAP = {
     "AutoConfig": "configuration_icc.ICCConfig",
@@ -160,6 +160,24 @@ def test_the_published_student_card_holds_measured_quality_speed_and_caveats():
 # -- the zero-download models ----------------------------------------------------------------
 
 
+def test_mini_card_quotes_its_frozen_partition_and_cross_validation_not_the_dev_split():
+    card = ModelCard.load(HUB_CARDS / "icc-mini" / "README.md")
+    bench = json.loads((REPO_ROOT / "benchmarks" / "results" / "quality_dev.json").read_text())
+    rows = {r["benchmark"]: r for r in bench["results"] if r["scorer"] == "mini"}
+    assert {result.dataset_type for result in card.data.eval_results} == {
+        "captions_frozen",
+        "words",
+        "nouns",
+        "phrases",
+    }
+    assert f"{rows['captions_frozen']['spearman']['value']:.3f}" in card.text
+    assert f"{rows['captions']['spearman']['value']:.3f}" not in card.text  # fitted on 203 of these 303
+    report = json.loads((REPO_ROOT / "modeling_icc/models/mini/data/mini_heads.report.json").read_text())
+    assert f"Spearman {report['cross_validation_203']['spearman']:.3f}" in card.text
+    assert "outside its frozen test partition" in card.text and "captions/s `mini_float32 (cc3m)`" in card.text
+    assert "captions/s `lite" not in card.text  # the throughput run also times lite: not this card's
+
+
 def test_lite_card_quotes_out_of_sample_figures_only(monkeypatch, tmp_path, capsys):
     card = ModelCard.load(HUB_CARDS / "icc-lite" / "README.md")
     assert card.data.get("icc_zero_download") == "lite" and not card.data.eval_results  # every bench row is in-sample
@@ -168,7 +186,7 @@ def test_lite_card_quotes_out_of_sample_figures_only(monkeypatch, tmp_path, caps
     bench = json.loads((REPO_ROOT / "benchmarks" / "results" / "quality_dev.json").read_text())
     lite_captions = next(r for r in bench["results"] if r["scorer"] == "lite" and r["benchmark"] == "captions")
     assert f"{lite_captions['pearson']['value']:.3f}" not in card.text  # the in-sample figure is named, not quoted
-    assert "fitted on this very split: an in-sample figure" in card.text and "not measurable here" in card.text
+    assert "in-sample figure, not a held-out result" in card.text and "not measurable here" in card.text
     monkeypatch.chdir(REPO_ROOT)
     assert icc("push", "--kind", "model", "--repo-id", "org/icc-lite", "--model", "lite", "--dry-run", tmp_path) == 0
     assert [path.name for path in tmp_path.iterdir()] == ["README.md"]

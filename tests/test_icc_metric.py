@@ -114,6 +114,13 @@ def test_the_model_is_chosen_by_config_name_as_evaluates_model_based_modules_do(
     assert model_for_config("default") == "moranyanuka/icc" and model_for_config("org/icc-x") == "org/icc-x"
 
 
+def test_the_mini_config_scores_with_mini(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    result = evaluate.load("icc_metric", "mini").compute(predictions=CAPTIONS[:2])
+    assert result["icc_model"] == "mini"
+    np.testing.assert_allclose(result["icc_scores"], load_scorer("mini", cache=True).score(CAPTIONS[:2]), atol=1e-6)
+
+
 def test_a_config_name_that_is_a_path_is_refused_before_evaluate_uses_it_as_a_folder(monkeypatch, tmp_path):
     monkeypatch.chdir(REPO_ROOT)
     with pytest.raises(ValueError, match=r"not a model name: .*compute\(\.\.\., model_id=FOLDER\)"):
@@ -129,7 +136,7 @@ def test_the_default_model_never_switches_to_another_offline(monkeypatch):
             icc.compute(predictions=CAPTIONS[:1])
     message = str(raised.value)
     assert "'moranyanuka/icc'" in message
-    assert "evaluate.load(<this module>, 'lite')" in message and "compute(..., model_id='lite')" in message
+    assert "evaluate.load(<this module>, 'mini')" in message and "compute(..., model_id='mini')" in message
     with pytest.raises(ModelNotAvailableError, match="never switches models"):
         compute_icc(CAPTIONS[:1])
 

@@ -4,7 +4,7 @@ import numpy as np
 
 from modeling_icc import LiteScorer
 from modeling_icc.models.lite.lexicon import default_lexicon, lexicon_sources
-from modeling_icc.models.lite.text import words
+from modeling_icc.utils.words import words
 
 
 def test_ranks_the_papers_headline_pair():

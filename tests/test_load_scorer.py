@@ -33,8 +33,8 @@ def test_nothing_falls_back_unless_the_caller_names_a_fallback(tmp_path):
             load_scorer(missing)
         with pytest.raises(ModelNotAvailableError) as raised:
             load_scorer()  # the published student: not in the cache here, and the Hub is off
-    assert "load_scorer('moranyanuka/icc', fallback='lite')" in str(raised.value)
-    assert "`--fallback lite`" in str(raised.value) and "`icc score --model lite`" in str(raised.value)
+    assert "load_scorer('moranyanuka/icc', fallback='mini')" in str(raised.value)
+    assert "`--fallback mini`" in str(raised.value) and "`icc score --model mini`" in str(raised.value)
 
 
 def test_a_fallback_is_reported_naming_both_models_and_recorded_as_the_model_used(tmp_path):

@@ -197,12 +197,12 @@ def test_repeated_captions_are_scored_once_and_share_one_score(tiny_student_dir,
 
 
 def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatch):
-    import modeling_icc.scoring.neural as neural_scorer
+    import modeling_icc.scoring.runner as runner
 
     scorer = load_scorer(tiny_student_dir, dtype="float32", batch_size=3)
     texts = [f"{caption} {i}" for i, caption in enumerate(CAPTIONS * 6)]
     whole = scorer.score(texts, raw=True)
-    monkeypatch.setattr(neural_scorer, "CHUNK_SIZE", 5)
+    monkeypatch.setattr(runner, "CHUNK_SIZE", 5)
     np.testing.assert_allclose(scorer.score(texts, raw=True), whole, atol=1e-6)
 
 

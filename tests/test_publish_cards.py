@@ -158,7 +158,8 @@ def test_benchmark_dataset_card_describes_the_shipped_split():
     counts = card.text.split("Label distribution: ")[1].split(".")[0]
     assert sum(int(part.split(": ")[1]) for part in counts.split(", ")) == 303
     assert (
-        "| published ICC (scores as released) | 303 |" in card.text and "lite (embedded, zero-download) †" in card.text
+        "| published ICC (scores as released) | 303 |" in card.text
+        and "lite (pure Python, zero-download) †" in card.text
     )
     assert "A held-out test split exists and is not distributed" in card.text
 

@@ -15,11 +15,12 @@ import pytest
 gr = pytest.importorskip("gradio", reason="the Space needs the 'space' extra (pip install -e '.[space-test]')")
 from gradio_client import Client, handle_file  # noqa: E402
 
-from modeling_icc import LiteScorer  # noqa: E402
+from modeling_icc import LiteScorer, load_scorer  # noqa: E402
 from modeling_icc.apps.gradio import (  # noqa: E402
     LITE_CHOICE,
     LOCAL_CHOICE,
     MAX_ROWS,
+    MINI_CHOICE,
     ORDERS,
     PUBLISHED_CHOICE,
     ScoredRows,
@@ -141,6 +142,13 @@ def test_the_published_student_falls_back_to_lite_with_a_notice_where_it_cannot_
     assert "ℹ️ the ICC model 'moranyanuka/icc' cannot be loaded here" in status
     np.testing.assert_allclose([row["ICC"] for row in rows_of(table)], LiteScorer().score(CAPTIONS), atol=5e-4)
     assert highlights.count('class="icc-caption"') == 3
+
+
+def test_the_mini_choice_scores_with_mini(client):
+    status, table, *_ = score(client, "\n".join(CAPTIONS), choice=MINI_CHOICE)
+    assert "with `mini`" in status and "cannot be loaded" not in status
+    expected = load_scorer("mini", cache=True).score(CAPTIONS)
+    np.testing.assert_allclose([row["ICC"] for row in rows_of(table)], expected, atol=1e-3)  # the table rounds
 
 
 def test_missing_local_model_folder_is_a_message(client, tmp_path):

@@ -23,6 +23,7 @@ from ..scoring.base import ConcretenessScorer
 from ..scoring.load import (
     DEFAULT_MODEL_ID,
     LITE_MODEL_ID,
+    MINI_MODEL_ID,
     CheckpointError,
     ModelNotAvailableError,
     fallback_notices,
@@ -39,9 +40,11 @@ HIGHLIGHT_ROWS = 10
 #: Bars drawn in the chart (the table holds every row).
 CHART_ROWS = 50
 ORDERS = ("input order", "most concrete first")
+MINI_CHOICE = "mini (MiniLM + heads, no download)"
 LITE_CHOICE = "lite (embedded, no download)"
 PUBLISHED_CHOICE = f"{DEFAULT_MODEL_ID} (published student; lite where it cannot be loaded)"
-#: The model the published choice falls back to (with a notice) where it cannot be loaded.
+#: The model the published choice falls back to (with a notice) where it cannot be loaded:
+#: lite, which starts at once and cannot fail to load.
 PUBLISHED_FALLBACK = LITE_MODEL_ID
 LOCAL_CHOICE = "local path"
 TABLE_HEADERS = ["#", "ICC", "kept", "caption"]
@@ -98,8 +101,14 @@ def _check_size(n: int, what: str) -> None:
 
 
 def model_choices(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Selector label -> model id: the published student, lite, ``extra``, a local path."""
-    return {PUBLISHED_CHOICE: DEFAULT_MODEL_ID, LITE_CHOICE: LITE_MODEL_ID, **(extra or {}), LOCAL_CHOICE: ""}
+    """Selector label -> model id: the published student, the zero-download models, ``extra``, a local path."""
+    return {
+        PUBLISHED_CHOICE: DEFAULT_MODEL_ID,
+        MINI_CHOICE: MINI_MODEL_ID,
+        LITE_CHOICE: LITE_MODEL_ID,
+        **(extra or {}),
+        LOCAL_CHOICE: "",
+    }
 
 
 def resolve_model(choice: str, local_path: str | None, choices: dict[str, str]) -> str:

@@ -25,7 +25,7 @@ from ..curation.io.formats import (
 )
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
-from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, fallback_notices, load_scorer
+from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, fallback_notices, load_scorer
 from ..utils.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -38,14 +38,15 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--model",
         default=None,
-        help=f"Hub id, local directory or '{LITE_MODEL_ID}' (embedded, no download) (default: {DEFAULT_MODEL_ID})",
+        help=f"Hub id, local directory, or a model shipped in the package (no download): '{MINI_MODEL_ID}' or "
+        f"'{LITE_MODEL_ID}' (default: {DEFAULT_MODEL_ID})",
     )
     group.add_argument(
         "--fallback",
         default=None,
         metavar="MODEL",
-        help=f"model to use, with a notice, when --model cannot be loaded here (e.g. '{LITE_MODEL_ID}'); "
-        "without it such a model is an error",
+        help="model to use, with a notice, when --model cannot be loaded here "
+        f"(e.g. '{MINI_MODEL_ID}' or '{LITE_MODEL_ID}'); without it such a model is an error",
     )
     group.add_argument("--batch-size", type=int, default=None, help="rows per batch (neural models)")
     group.add_argument("--device", default=None, help="cpu, cuda, cuda:1, mps (default: best available)")

@@ -17,6 +17,7 @@ from .common import add_model_options, open_scorer
 EXAMPLES = """examples:
   icc explain "a man with a white shirt" "a great method of quantifying concreteness"
   icc explain --model lite --json "How To Create A Social Media Strategy In 5 Easy Steps"
+  icc explain --model mini "a man with a white shirt"                  # exact per-word terms, contextual
   icc explain --model path/to/student "a cat on a counter"     # occlusion: one pass per word
 """
 
@@ -24,7 +25,8 @@ EXAMPLES = """examples:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Explain scores. Lite: exact per-word and per-cue contributions to the logit "
-        "(they add up, with the bias, to logit(score)). Neural students: occlusion, the change in the raw "
+        "(they add up, with the bias, to logit(score)). Mini: exact per-word contributions to the logit (its heads "
+        "are linear over the encoder's token states). Neural students: occlusion, the change in the raw "
         "score when each word is removed (one extra forward pass per word, batched)."
     )
     parser.epilog = EXAMPLES

@@ -23,7 +23,7 @@ from .common import (
 
 EXAMPLES = """examples:
   icc score "a man with a white shirt" "a great method of quantifying concreteness"
-  icc score --model lite --input captions.txt --output scored.jsonl
+  icc score --model mini --input captions.txt --output scored.jsonl   # zero-download (lite: fastest)
   icc score --input pool.parquet --column TEXT --output pool.scored.parquet --batch-size 512
   cat captions.txt | icc score --input - > scored.tsv
   icc score --input 'pool/*.parquet' --output-dir scored/ --workers 2   # re-run to resume

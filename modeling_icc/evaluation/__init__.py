@@ -10,6 +10,7 @@ _EXPORTS = {
     "BENCHMARK_NAMES": "data",
     "BenchmarkSet": "data",
     "caption_benchmark": "data",
+    "frozen_caption_benchmark": "data",
     "noun_benchmark": "data",
     "norm_partition": "data",
     "phrase_benchmark": "data",

@@ -111,6 +111,13 @@ def plot_benchmark(benchmark: BenchmarkSet, results: Sequence[BenchResult], path
     for axis in list(axes.flat)[len(results) :]:
         axis.set_visible(False)
     figure.suptitle(benchmark.title, fontsize=10)
+    return save_figure(figure, path)
+
+
+def save_figure(figure, path: str | os.PathLike) -> Path:
+    """Lay out, write atomically as PNG (temp file + rename) and close a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
     figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from .data import (
     BenchmarkSet,
     NormSplit,
     caption_benchmark,
+    frozen_caption_benchmark,
     noun_benchmark,
     phrase_benchmark,
     word_benchmark,
@@ -37,6 +38,7 @@ def load_benchmarks(
         "captions": lambda: caption_benchmark(
             data, caption_column=caption_column, label_column=label_column, published_column=published_column, fmt=fmt
         ),
+        "captions_frozen": frozen_caption_benchmark,
         "words": lambda: word_benchmark(norm_split),
         "nouns": lambda: noun_benchmark(norm_split),
         "phrases": lambda: phrase_benchmark(norm_split),

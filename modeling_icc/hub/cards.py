@@ -27,7 +27,14 @@ from ..evaluation.data import PUBLISHED
 from ..scoring.load import DEFAULT_MODEL_ID
 from ..utils.citation import CITATION, PAPER_URL
 from ..utils.errors import UserInputError
-from ..utils.shipped_data import FROZEN_PARTITION_FILE, data_path, dev_split, frozen_partition_ids, paper_examples
+from ..utils.shipped_data import (
+    DEV_SPLIT_FILE,
+    FROZEN_PARTITION_FILE,
+    data_path,
+    dev_split,
+    frozen_partition_ids,
+    paper_examples,
+)
 from ..version import DISTRIBUTION
 from .results_schema import (
     CAPTION_BENCHMARK,
@@ -52,6 +59,8 @@ BENCHMARK_COLUMNS = {
 }
 #: The functions that rebuild each norm benchmark from the norms (``modeling_icc.evaluation.data``).
 NORM_BENCHMARK_FUNCTIONS = {"words": "word_benchmark", "nouns": "noun_benchmark", "phrases": "phrase_benchmark"}
+#: The norm studies each zero-download model learned from (keys of the lite lexicon's sources file).
+NORMS_READ_BY = {"lite": ("brysbaert", "muraki", "glasgow", "lancaster"), "mini": ("brysbaert", "muraki")}
 #: The norm studies the word and phrase benchmarks read (keys of the lite lexicon's sources file).
 BENCHMARK_NORMS = ("brysbaert", "muraki")
 
@@ -341,31 +350,39 @@ def _model_data(name: str) -> Path:
 
 
 def _cross_validation(name: str) -> dict | None:
-    """The cross-validation a zero-download model's fit recorded (``report.cross_validation`` of its model file)."""
-    path = _model_data(name) / f"{name}_model.json"
-    report = json.loads(path.read_text(encoding="utf-8")).get("report", {}) if path.is_file() else {}
-    cv = report.get("cross_validation")
+    """The cross-validation a zero-download model's fit recorded: lite's in its model file
+    (``report.cross_validation``), mini's beside its heads (``cross_validation_203``, outside the frozen partition)."""
+    data = _model_data(name)
+    if (data / f"{name}_model.json").is_file():
+        report = json.loads((data / f"{name}_model.json").read_text(encoding="utf-8")).get("report", {})
+        cv, scope, suffix = report.get("cross_validation"), "", "_pooled_mean"
+    elif (data / f"{name}_heads.report.json").is_file():
+        report = json.loads((data / f"{name}_heads.report.json").read_text(encoding="utf-8"))
+        report = {"fitted_on": DEV_SPLIT_FILE, "n": report["n_dev_captions"], **report}
+        cv, scope, suffix = report["cross_validation_203"], ", those outside its frozen test partition", ""
+    else:
+        return None
     if not cv:
         return None
     return {
         "fitted_on": report.get("fitted_on"),
         "n": report.get("n"),
+        "scope": scope,
         "folds": cv["folds"],
         "seeds": cv["seeds"],
-        "pearson": cv["pearson_pooled_mean"],
-        "spearman": cv["spearman_pooled_mean"],
-        "kendall": cv["kendall_pooled_mean"],
+        "pearson": cv[f"pearson{suffix}"],
+        "spearman": cv[f"spearman{suffix}"],
+        "kendall": cv[f"kendall{suffix}"],
         "command": cv.get("command", f"python training_scripts/fit_{name}.py"),
     }
 
 
 def _norm_sources(name: str, keys: Sequence[str] | None = None) -> list[dict]:
-    """The norm studies a model's lexicon was built from, with their licences (``lexicon_sources.json``)."""
-    path = _model_data(name) / "lexicon_sources.json"
-    if not path.is_file():
-        return []
-    sources = json.loads(path.read_text(encoding="utf-8"))["sources"]
-    return [{"name": key, **sources[key]} for key in (keys or sources) if key in sources]
+    """The norm studies a model learned from, with their licences (the lite lexicon's ``lexicon_sources.json``
+    records them all; mini's fit reads the concreteness norms of Brysbaert and Muraki)."""
+    sources = json.loads((_model_data("lite") / "lexicon_sources.json").read_text(encoding="utf-8"))["sources"]
+    keys = keys or NORMS_READ_BY.get(name, ())
+    return [{"name": key, **sources[key]} for key in keys if key in sources]
 
 
 def benchmark_rows() -> list[dict]:

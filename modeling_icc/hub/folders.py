@@ -8,6 +8,7 @@ point into ``icc_metric/``, the student's code files into the package) stay link
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from pathlib import Path
@@ -111,12 +112,18 @@ def write_zero_download_folder(
     """The card of a model shipped in the package: its whole repository."""
     if name not in ZERO_DOWNLOAD_MODELS:
         raise UserInputError(f"{name!r} is not a model shipped in the package ({', '.join(ZERO_DOWNLOAD_MODELS)})")
-    speed_file = results_dir / f"{name}_throughput.json"
+    speed_files = [results_dir / f"{name}_throughput{suffix}.json" for suffix in ("", "_cpu")]
+    speed_file = next((path for path in speed_files if path.is_file()), None)
+    speed = read_speed_results(speed_file) if speed_file else None
+    if speed:  # a throughput run may time other models beside this one (mini's times lite too)
+        others = [other for other in ZERO_DOWNLOAD_MODELS if other != name]
+        rates = {key: rate for key, rate in speed.rates.items() if not any(other in key for other in others)}
+        speed = dataclasses.replace(speed, rates=rates)
     card = zero_download_card(
         name,
         f"{namespace}/{zero_download_name(name)}",
         bench,
-        read_speed_results(speed_file) if speed_file.is_file() else None,
+        speed,
         metric_repo_id=f"{namespace}/{METRIC_NAME}",
         benchmark_dataset=f"{namespace}/{BENCHMARK_DATASET_NAME}",
     )

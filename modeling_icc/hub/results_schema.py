@@ -13,7 +13,7 @@ Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.evalu
      "results": [{"benchmark": "captions",                   # required
                   "scorer": "lite",                          # required: registry key, path or Hub id
                   "scorer_id": "lite",                       # optional: the model id the scorer reports
-                  "label": "lite (embedded, zero-download)", # optional display name
+                  "label": "lite (pure Python, zero-download)", # optional display name
                   "in_sample": null,                         # optional: why the row is not held out
                   "n": 303,                                  # required
                   "pearson": {"value": 0.74, "low": 0.69, "high": 0.79},   # value null = undefined
@@ -213,6 +213,10 @@ def read_speed_results(path: str | os.PathLike) -> SpeedResults:
     for name, value in _require(data, "results", dict, where).items():
         if isinstance(value, dict) and isinstance(value.get("captions_per_s"), (int, float)):
             rates[name] = float(value["captions_per_s"])
+        elif isinstance(value, dict):  # one level of caption sets: {"cc3m": {"mini_float32": {...}}}
+            for variant, timing in value.items():
+                if isinstance(timing, dict) and isinstance(timing.get("captions_per_s"), (int, float)):
+                    rates[f"{variant} ({name})"] = float(timing["captions_per_s"])
         elif name.startswith("captions_per_") and isinstance(value, (int, float)) and "goal" not in name:
             rates[name] = float(value)
     if not rates:

@@ -9,7 +9,7 @@ import numpy as np
 from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze
 from ..models.lite.lexicon import Lexicon, default_lexicon
 from ..models.lite.model import LiteModel, default_lite_model
-from ..models.lite.text import WORD_PATTERN
+from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
 from .inputs import caption_list

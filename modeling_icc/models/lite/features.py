@@ -15,9 +15,9 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from .function_words import FUNCTION_WORDS
+from ...utils.function_words import FUNCTION_WORDS
+from ...utils.words import WORD_PATTERN
 from .lexicon import Lexicon
-from .text import WORD_PATTERN
 
 #: Words past this many are ignored (a documented bound on work per caption).
 MAX_WORDS = 256

@@ -22,7 +22,7 @@ NORM_COLUMNS = ("concreteness", "visual", "haptic", "auditory", "interoceptive")
 
 @dataclass(frozen=True)
 class Lexicon:
-    """Ratings per normalized entry (see :func:`~modeling_icc.models.lite.text.normalize_entry`).
+    """Ratings per normalized entry (see :func:`~modeling_icc.utils.words.normalize_entry`).
 
     ``norms[name][entry]`` is the entry's rating on that norm (missing when the
     study did not rate it). ``phrase_prefixes`` holds every proper word prefix of

@@ -1,4 +1,4 @@
-"""English function words: excluded from lexical averages.
+"""English function words: excluded from lexical averages (lite, lexical) and from mini's pooled word concreteness.
 
 Our own closed-class list (determiners, pronouns, prepositions, conjunctions,
 auxiliaries, common adverbial particles). NLTK's list needs a download and

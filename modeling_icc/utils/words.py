@@ -1,6 +1,6 @@
-"""Word tokenization shared by the lexicon builder and the lite scorer.
+"""Word tokenization shared by the norm readers, the lite lexicon builder and scorer, and mini's fit.
 
-Both sides must split text identically, otherwise multiword entries such as
+Every side must split text identically, otherwise multiword entries such as
 "fire hydrant" would never match. The rule is deliberately simple (one regex)
 so that it runs at tens of thousands of captions per second in pure Python.
 """

