@@ -176,6 +176,8 @@ def test_mini_card_quotes_its_frozen_partition_and_cross_validation_not_the_dev_
     assert f"Spearman {report['cross_validation_203']['spearman']:.3f}" in card.text
     assert "outside its frozen test partition" in card.text and "captions/s `mini_float32 (cc3m)`" in card.text
     assert "captions/s `lite" not in card.text  # the throughput run also times lite: not this card's
+    assert "15,833 CC3M validation captions" in card.text and "The Glasgow Norms" in card.text  # what it read
+    assert "Lancaster" not in card.text  # lite's visual-strength norms: mini never read them
 
 
 def test_lite_card_quotes_out_of_sample_figures_only(monkeypatch, tmp_path, capsys):

@@ -60,7 +60,14 @@ BENCHMARK_COLUMNS = {
 #: The functions that rebuild each norm benchmark from the norms (``modeling_icc.evaluation.data``).
 NORM_BENCHMARK_FUNCTIONS = {"words": "word_benchmark", "nouns": "noun_benchmark", "phrases": "phrase_benchmark"}
 #: The norm studies each zero-download model learned from (keys of the lite lexicon's sources file).
-NORMS_READ_BY = {"lite": ("brysbaert", "muraki", "glasgow", "lancaster"), "mini": ("brysbaert", "muraki")}
+#: The captions each zero-download model was fitted on, besides the norms (licences: data/ATTRIBUTION.md).
+CAPTIONS_READ_BY = {
+    "lite": "the 303 captions of the dev split (labels; MIT, moranyanuka/icc_code)",
+    "mini": "the 203 dev-split captions outside the frozen partition (labels and the published model's "
+    "scores; MIT, moranyanuka/icc_code) and the 15,833 CC3M validation captions, unlabelled, for words in "
+    "context (Google LLC's terms: free use, acknowledgement appreciated)",
+}
+NORMS_READ_BY = {"lite": ("brysbaert", "muraki", "glasgow", "lancaster"), "mini": ("brysbaert", "muraki", "glasgow")}
 #: The norm studies the word and phrase benchmarks read (keys of the lite lexicon's sources file).
 BENCHMARK_NORMS = ("brysbaert", "muraki")
 
@@ -340,6 +347,7 @@ def zero_download_card(
         speed=speed,
         speed_environment=_environment_line(speed.environment) if speed else "",
         norm_sources=_norm_sources(name),
+        captions_read=CAPTIONS_READ_BY.get(name),
         paper_url=PAPER_URL,
         citation=CITATION,
     )
