@@ -59,20 +59,21 @@ def peak_traced_bytes(args: list[str], stdin: Path | None = None, monkeypatch=No
 
 
 @pytest.mark.parametrize(
-    ("suffix", "command", "ranking"),
+    ("suffix", "command"),
     [
-        (".txt", ["score"], False),
-        ("stdin.txt", ["score"], False),
-        (".jsonl", ["filter", "--threshold", "0.5"], False),
-        (".parquet", ["score"], False),
-        (".csv", ["filter", "--top-fraction", "0.3"], True),
-        ("stdin.txt", ["filter", "--top-k", "1000"], True),
+        (".txt", ["score"]),
+        ("stdin.txt", ["score"]),
+        (".jsonl", ["filter", "--threshold", "0.5"]),
+        (".parquet", ["score"]),
+        (".csv", ["filter", "--top-fraction", "0.3"]),
+        ("stdin.txt", ["filter", "--top-k", "1000"]),
     ],
 )
-def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suffix, command, ranking):
+def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suffix, command):
     """Peak Python memory for N and 2N rows (tracemalloc: exact, not disturbed by other processes).
 
-    Reading a whole file held about 1 KB per row; a ranking rule may keep a few bytes per row.
+    Reading a whole file held about 1 KB per row; a ranking rule held 4 bytes per row (raw
+    scores, about 4.4 measured here; more while the cut was made) before they went to disk.
     N is two whole chunks, so that both runs reach the steady state (one chunk being read
     while the previous one is written).
     """
@@ -89,7 +90,7 @@ def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suff
             peaks.append(peak_traced_bytes([*command, "--input", str(source), "--output", str(out)]))
     capsys.readouterr()
     growth_per_row = (peaks[2] - peaks[1]) / n
-    assert growth_per_row < (48 if ranking else 4), (peaks, growth_per_row)
+    assert growth_per_row < 2, (peaks, growth_per_row)
 
 
 def test_stdout_gets_rows_before_the_input_ends():
