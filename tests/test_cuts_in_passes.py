@@ -126,6 +126,8 @@ def test_spilled_pieces_give_the_cuts_of_the_plan_in_memory(tmp_path):
     assert plan.fit_in_passes(spilled) == plan.fit(pieces)
     with pytest.raises(ValueError, match="top_k / top_fraction"):
         FilterPlan(KeepRule(threshold=0.5)).fit_in_passes({})
+    with pytest.raises(ValueError, match="different numbers of pieces"):
+        plan.fit_in_passes({"icc": [np.ones(2), np.ones(3)], "other": [np.ones(5)]})
 
 
 def test_spilled_arrays_read_back_in_order_as_often_as_needed(tmp_path):
