@@ -21,6 +21,7 @@ model. Medians of ``--repeats`` runs.
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
 import sys
 import tempfile
@@ -88,7 +89,7 @@ def main() -> None:
             )
     payload = {
         "benchmark": "cli_streaming",
-        "command": "python benchmarks/cli_streaming.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/cli_streaming.py " + shlex.join(sys.argv[1:]),
         "captions": {"n": args.n, "source": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions)"},
         "model": "lite",
         "repeats": args.repeats,
