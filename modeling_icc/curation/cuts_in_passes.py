@@ -1,7 +1,7 @@
 """Top-k / top-fraction cuts over more rows than memory should hold: exact, in a few passes.
 
 :func:`~modeling_icc.curation.selection.fit_cuts` concatenates the ranking values of every
-piece (about 21 bytes per row while it cuts). :func:`fit_cuts_in_passes` makes the same
+piece (about 17 bytes per row while it cuts). :func:`fit_cuts_in_passes` makes the same
 cuts (the k largest values; of the values equal to the k-th, the first in piece then row
 order; NaN never kept) from pieces it reads again for each pass, from disk say, holding one
 histogram of 65,536 counts instead of the values:
