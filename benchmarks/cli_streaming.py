@@ -14,11 +14,14 @@ peak of the same command on a one-caption file: the interpreter, imports and the
 model. Medians of ``--repeats`` runs.
 
     python benchmarks/cli_streaming.py --n 1000000 --repeats 3
+    python benchmarks/cli_streaming.py --n 4000000 --repeats 1 --cases "filter top-fraction" \
+        --out benchmarks/results/cli_streaming_4m.json
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
 import sys
 import tempfile
@@ -47,6 +50,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--cases", nargs="+", choices=list(CASES), default=list(CASES), help="jobs to run (default: all)"
+    )
     parser.add_argument("--out", type=Path, default=RESULTS / "cli_streaming.json")
     args = parser.parse_args()
     results = {}
@@ -55,7 +61,8 @@ def main() -> None:
         big, tiny = work / "captions.txt", work / "one.txt"
         big.write_text("\n".join(synthetic_captions(args.n, seed=0)) + "\n", encoding="utf-8")
         tiny.write_text("a dog on a beach\n", encoding="utf-8")
-        for name, (cli_args, stdin) in CASES.items():
+        for name in args.cases:
+            cli_args, stdin = CASES[name]
             output = work / "out.jsonl"
             baseline = run_child(command(cli_args, tiny, output, stdin), stdin=tiny if stdin else None)
             runs = [
@@ -82,7 +89,7 @@ def main() -> None:
             )
     payload = {
         "benchmark": "cli_streaming",
-        "command": "python benchmarks/cli_streaming.py " + " ".join(sys.argv[1:]),
+        "command": "python benchmarks/cli_streaming.py " + shlex.join(sys.argv[1:]),
         "captions": {"n": args.n, "source": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions)"},
         "model": "lite",
         "repeats": args.repeats,

@@ -8,7 +8,8 @@ block):
 
 - :meth:`FilterPlan.ranking_values` is what top-k / top-fraction rules order a piece's
   rows by; :meth:`FilterPlan.fit` turns those of every piece into one
-  :class:`~modeling_icc.curation.selection.Cut` per piece and rule;
+  :class:`~modeling_icc.curation.selection.Cut` per piece and rule (:meth:`FilterPlan.fit_in_passes`:
+  the same cuts from values read again per pass, from disk, with memory that does not grow with rows);
 - :meth:`FilterPlan.mask` keeps the rows passing the ICC rule AND, when given, another
   column's rule (:class:`ColumnRule`: a CLIPScore, VSR's ``is_related`` ...);
 - :meth:`FilterPlan.keep_nodes` keeps, within each row of a nested caption column (GBC
@@ -17,7 +18,7 @@ block):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ import numpy as np
 
 from ..utils.errors import UserInputError
 from .columns import AGGREGATES, aggregate, aggregate_column, to_float_array, to_pylist
+from .cuts_in_passes import fit_cuts_in_passes
 from .io.formats import missing_column_message
 from .selection import Cut, KeepRule, fit_cuts, keep_mask
 
@@ -168,6 +170,20 @@ class FilterPlan:
             for name, rule in self.ranked().items()
         }
         return [{name: cuts[index] for name, cuts in by_rule.items()} for index in range(len(pieces))]
+
+    def fit_in_passes(self, values: Mapping[str, Iterable[np.ndarray]]) -> list[Cuts]:
+        """The cuts of :meth:`fit` (ties by input order) from each ranking rule's values, piece by piece.
+
+        ``values[name]`` gives rule ``name``'s :meth:`ranking_values` of every piece in input
+        order, again for each pass (arrays read back from disk, say): memory does not grow with rows.
+        """
+        if not self.needs_all_rows:
+            raise ValueError("fit_in_passes is for plans with a top_k / top_fraction rule")
+        by_rule = {name: fit_cuts_in_passes(values[name], rule) for name, rule in self.ranked().items()}
+        sizes = {len(cuts) for cuts in by_rule.values()}
+        if len(sizes) != 1:
+            raise ValueError(f"the rules' ranking values come in different numbers of pieces: {sorted(sizes)}")
+        return [{name: cuts[index] for name, cuts in by_rule.items()} for index in range(sizes.pop())]
 
     def mask(self, columns: Mapping[str, Any], n_rows: int, cuts: Cuts | None = None) -> np.ndarray:
         """Rows of a piece passing every rule.

@@ -5,19 +5,23 @@ at a time, in input order, so memory does not grow with the input. A file output
 written to a temporary name and renamed when complete; stdout gets each chunk as soon as
 it is scored. What is held for the whole input is small and stated here:
 
-- top-k / top-fraction rules: one ranking value per row (the raw ICC score, 4 bytes;
-  another column's value, 8 bytes; about 17 bytes more per row while the cut is made;
-  with lists of captions per row, the raw score of every caption and one aggregate per
-  row). A first pass scores every chunk and keeps only these, the plan fits its cuts
-  over every chunk (:meth:`~modeling_icc.curation.filter_plan.FilterPlan.fit`: the same
-  rows as one ``keep_mask`` over the whole input, ties by input order), and a second
-  pass re-reads the input and writes the kept rows with the saved scores;
+- top-k / top-fraction rules: nothing per row in memory. A first pass scores every chunk
+  and appends, to files in a temporary directory (removed at the end, also on error), the
+  raw score of every caption (4 bytes) and each ranking rule's value per row (the raw ICC
+  score or a nested row's aggregate, 4 bytes; another column's value, 8 bytes). The plan
+  fits its cuts in a few passes over those files
+  (:meth:`~modeling_icc.curation.filter_plan.FilterPlan.fit_in_passes`: the same rows as
+  one ``keep_mask`` over the whole input, ties by input order, with one histogram in memory),
+  and a second pass re-reads the input and writes the kept rows with the saved scores.
+  Every plan kind takes this path: row rules, nested rows by aggregate, node-level rules
+  (cut within each row, so only another column's ranking rule spans rows);
 - a DataComp subset: 16 bytes per kept row;
 - JSONL or tar input written as CSV, TSV or Parquet: a first pass collects every field
   name (and one Arrow schema), since a header must name them all.
 
 A second pass reads the input again, so stdin is then first copied to a temporary file
-(as is Parquet from stdin: its footer comes last).
+(as is Parquet from stdin: its footer comes last). Temporary files go to the system's
+temporary directory (``TMPDIR``).
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from ..io.formats import VARYING_FIELDS, missing_column_message
 from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
 from ..io.writers import atomic_output, open_writer
 from . import pieces
+from .spill import SpilledArrays
 
 #: Output formats whose header or schema must name every column before the first row.
 _FIXED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
@@ -142,7 +147,7 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
         progress = stack.enter_context(_progress_bar(job.progress))
         report = progress.update if progress is not None else _ignore
         scored = (
-            _two_passes(plan, scorer, chunks, read, report)
+            _two_passes(plan, scorer, chunks, read, report, _spill_directory(stack))
             if plan.needs_all_rows
             else ((chunk, pieces.score(scorer, plan, chunk, report), None) for chunk in chunks)
         )
@@ -210,21 +215,35 @@ def _two_passes(
     chunks: Iterator[CaptionTable],
     read: Callable[[], Iterator[CaptionTable]],
     report: Callable[[int], Any],
+    directory: Path,
 ) -> Iterator[tuple[CaptionTable, np.ndarray, Cuts]]:
-    """Score every chunk keeping only raw scores and ranking values, fit the cuts, then re-read the input."""
-    raws, rankings, sizes = [], [], []
+    """Score every chunk keeping raw scores and ranking values in ``directory``, fit the cuts, re-read the input."""
+    raws = SpilledArrays(directory / "raw")
+    rankings = {name: SpilledArrays(directory / f"rank_{name}") for name in plan.ranked()}
+    sizes = []
     for chunk in chunks:
-        raws.append(pieces.score(scorer, plan, chunk, report))
-        rankings.append(pieces.ranking_values(plan, chunk, raws[-1]))
+        raw = pieces.score(scorer, plan, chunk, report)
+        raws.append(raw)
+        for name, values in pieces.ranking_values(plan, chunk, raw).items():
+            rankings[name].append(values)
         sizes.append(len(chunk))
-        del chunk
-    cuts = plan.fit(rankings)
-    del rankings
+        del chunk, raw
+    cuts = plan.fit_in_passes(rankings)
+    changed = UserInputError("the input changed while it was read; run the command again")
+    saved = iter(raws)
     for index, chunk in enumerate(read()):
-        if index >= len(sizes) or len(chunk) != sizes[index]:
-            raise UserInputError("the input changed while it was read; run the command again")
-        yield chunk, raws[index], cuts[index]
-        del chunk
+        raw = next(saved, None)
+        if raw is None or len(chunk) != sizes[index]:
+            raise changed
+        yield chunk, raw, cuts[index]
+        del chunk, raw
+    if next(saved, None) is not None:
+        raise changed
+
+
+def _spill_directory(stack: ExitStack) -> Path:
+    """Where a two-pass job keeps per-row values between its passes, removed with ``stack`` (also on error)."""
+    return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="icc-ranking-")))
 
 
 def _ignore(count: int) -> None:
