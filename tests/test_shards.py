@@ -346,3 +346,27 @@ def test_resume_from_scores_saved_without_ranking_values(tmp_path):
         done.unlink()
     assert icc(*args, "--output-dir", tmp_path / "out") == 0
     assert outputs(tmp_path / "out") == outputs(tmp_path / "ref")
+
+
+def test_ranking_over_shards_with_an_empty_and_an_all_blank_shard(tmp_path):
+    """Cuts fitted shard by shard from disk keep the rows one ranking of the concatenation keeps."""
+    rng = np.random.default_rng(3)
+    captions = synthetic_captions(90, seed=3)
+    captions[30:60] = [""] * 30  # the second shard scores NaN everywhere
+    pool = pa.table({"caption": captions, "clip_score": rng.integers(0, 4, 90) / 4})  # heavy ties across shards
+    (tmp_path / "in").mkdir()
+    for index, (start, stop) in enumerate(((0, 30), (30, 60), (60, 60), (60, 90))):
+        pq.write_table(pool.slice(start, stop - start), tmp_path / "in" / f"{index:05d}.parquet")
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", tmp_path / "out"]
+    assert icc(*args, "--top-k", "40", "--clip-top-k", "25", "--no-progress") == 0
+
+    raw = LITE.score(captions, errors="nan", raw=True)
+    expected = top_rows(raw, 40) & top_rows(pool.column("clip_score").to_numpy(), 25)
+    kept = pa.concat_tables(pq.read_table(tmp_path / "out" / f"{i:05d}.parquet") for i in range(4))
+    assert kept.column("caption").to_pylist() == [captions[int(i)] for i in np.flatnonzero(expected)]
+    assert [pq.read_table(tmp_path / "out" / f"{i:05d}.parquet").num_rows for i in range(4)] == [
+        int(expected[:30].sum()),
+        0,
+        0,
+        int(expected[60:].sum()),
+    ]

@@ -19,7 +19,8 @@ Top-k / top-fraction rank all shards together: a first phase scores every shard
 (saving raw scores and the plan's ranking values), a second phase cuts with the cuts the
 :class:`~modeling_icc.curation.filter_plan.FilterPlan` fits over every shard, exactly as
 :func:`~modeling_icc.curation.selection.keep_mask` would over the concatenated input
-(ties broken by shard order, then row order).
+(ties broken by shard order, then row order). The cuts are fitted in passes over the
+values saved on disk, one shard at a time: the main process's memory does not grow with rows.
 """
 
 from __future__ import annotations
@@ -357,13 +358,28 @@ def _ranked(shard: Shard, plan: FilterPlan) -> bool:
 
 
 def _with_cuts(job: ShardJob, shards: list[Shard], pending: list[Shard]) -> list[ShardTask]:
-    """Write tasks carrying each shard's cuts, fitted over the ranking values saved for every shard."""
-    saved = []
-    for shard in shards:
-        with np.load(shard.raw_scores, allow_pickle=False) as arrays:
-            saved.append({name: arrays[f"rank_{name}"] for name in job.plan.ranked()})
-    cuts = dict(zip(shards, job.plan.fit(saved), strict=True))
+    """Write tasks carrying each shard's cuts, fitted over the ranking values saved for every shard.
+
+    The values are read back one shard at a time for each pass of
+    :meth:`~modeling_icc.curation.filter_plan.FilterPlan.fit_in_passes`, so this process
+    holds one shard's values and a histogram, however many rows the job has.
+    """
+    saved = {name: SavedRankingValues(shards, name) for name in job.plan.ranked()}
+    cuts = dict(zip(shards, job.plan.fit_in_passes(saved), strict=True))
     return [ShardTask(shard, "write", cuts[shard]) for shard in pending]
+
+
+@dataclass(frozen=True)
+class SavedRankingValues:
+    """One ranking rule's values of every shard, in shard order, read from disk on each iteration."""
+
+    shards: Sequence[Shard]
+    name: str
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for shard in self.shards:
+            with np.load(shard.raw_scores, allow_pickle=False) as arrays:
+                yield arrays[f"rank_{self.name}"]
 
 
 def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[str, Any]:
