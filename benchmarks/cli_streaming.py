@@ -21,15 +21,15 @@ model. Medians of ``--repeats`` runs.
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
 import sys
 import tempfile
 from pathlib import Path
 
 from child_process import run_child
+from result_file import write_result
 
-from modeling_icc.utils.provenance import environment, synthetic_captions, write_json
+from modeling_icc.utils.provenance import synthetic_captions
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_MB_ABOVE_BASELINE = 300
@@ -87,18 +87,15 @@ def main() -> None:
                 f"{name}: peak {peak:.0f} MB ({peak - baseline.peak_rss_mb:.0f} MB above a one-caption run), "
                 f"{wall:.1f} s, {args.n / wall:,.0f} rows/s"
             )
-    payload = {
-        "benchmark": "cli_streaming",
-        "command": "python benchmarks/cli_streaming.py " + shlex.join(sys.argv[1:]),
-        "captions": {"n": args.n, "source": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions)"},
-        "model": "lite",
-        "repeats": args.repeats,
-        "goal_mb_above_baseline": GOAL_MB_ABOVE_BASELINE,
-        "environment": environment("cpu"),
-        "results": results,
-    }
-    write_json(args.out, payload)
-    print(f"wrote {args.out}")
+    write_result(
+        "cli_streaming",
+        args.out,
+        results,
+        captions={"n": args.n, "source": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions)"},
+        model="lite",
+        repeats=args.repeats,
+        goal_mb_above_baseline=GOAL_MB_ABOVE_BASELINE,
+    )
 
 
 if __name__ == "__main__":

@@ -18,9 +18,7 @@ traced), so it counts what the fit allocates and not the interpreter. Medians of
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -28,11 +26,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from result_file import write_result
 
 from modeling_icc.curation.engines.shards import SavedRankingValues, Shard
 from modeling_icc.curation.filter_plan import ColumnRule, Cuts, FilterPlan
 from modeling_icc.curation.selection import KeepRule
-from modeling_icc.utils.provenance import environment, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 PLAN = FilterPlan(rule=KeepRule(top_fraction=0.3), other=ColumnRule("clip_score", KeepRule(top_fraction=0.5)))
@@ -101,19 +99,16 @@ def main() -> None:
                 "runs": [{"peak_mb": round(run[1], 1), "seconds": round(run[2], 2)} for run in runs],
             }
             print(f"{name}: peak {results[name]['peak_mb']} MB, {results[name]['seconds']} s")
-    payload = {
-        "benchmark": "shard_ranking_memory",
-        "command": "python benchmarks/shard_ranking_memory.py " + shlex.join(sys.argv[1:]),
-        "rows": args.rows,
-        "shards": args.shards,
-        "plan": PLAN.describe(),
-        "repeats": args.repeats,
-        "same_cuts": True,
-        "environment": environment("cpu"),
-        "results": results,
-    }
-    write_json(args.out, payload)
-    print(f"wrote {args.out}")
+    write_result(
+        "shard_ranking_memory",
+        args.out,
+        results,
+        rows=args.rows,
+        shards=args.shards,
+        plan=PLAN.describe(),
+        repeats=args.repeats,
+        same_cuts=True,
+    )
 
 
 if __name__ == "__main__":

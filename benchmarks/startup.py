@@ -19,8 +19,7 @@ import sys
 from pathlib import Path
 
 from child_process import run_child
-
-from modeling_icc.utils.provenance import environment, write_json
+from result_file import write_result
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOALS_S = {"icc --help": 0.5, 'icc score --model lite "a dog"': 1.5}
@@ -55,16 +54,7 @@ def main() -> None:
             "goal_s": GOALS_S.get(name),
         }
         print(f"{name}: median {results[name]['median_s']:.3f} s (min {min(runs):.3f}, max {max(runs):.3f})")
-    payload = {
-        "benchmark": "startup",
-        "command": "python benchmarks/startup.py " + " ".join(sys.argv[1:]),
-        "icc": " ".join(icc),
-        "repeats": args.repeats,
-        "environment": environment("cpu"),
-        "results": results,
-    }
-    write_json(args.out, payload)
-    print(f"wrote {args.out}")
+    write_result("startup", args.out, results, icc=" ".join(icc), repeats=args.repeats)
 
 
 if __name__ == "__main__":
