@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 from baseline_checks import assert_scores_in_order, concrete_minus_abstract
+from checkpoint_edits import copy_checkpoint, without
 
 from modeling_icc.evaluation.baselines import (
     CC3MHeuristicScorer,
@@ -12,9 +13,16 @@ from modeling_icc.evaluation.baselines import (
     LexicalNormScorer,
 )
 from modeling_icc.evaluation.baselines.complexity_action import analyze
-from modeling_icc.evaluation.baselines.embedding_ridge import RidgeHead, fit_ridge, norm_training_set
+from modeling_icc.evaluation.baselines.embedding_ridge import (
+    RidgeHead,
+    SentenceEncoder,
+    fit_ridge,
+    norm_training_set,
+)
 from modeling_icc.evaluation.baselines.nlp import parse
 from modeling_icc.evaluation.data import brysbaert_unigrams, muraki_phrases
+from modeling_icc.models.mini.modeling_mini import base_model_path
+from modeling_icc.utils.errors import CheckpointError
 
 
 @pytest.fixture(scope="module")
@@ -35,6 +43,14 @@ def test_offline_baselines_score_paper_examples_in_order(make, paper_examples):
 def test_minilm_scores_paper_examples_in_order_and_separates_groups(minilm, paper_examples):
     assert_scores_in_order(minilm, [example["caption"] for example in paper_examples], atol=1e-4)
     assert concrete_minus_abstract(minilm, paper_examples) > 0.05
+
+
+def test_the_minilm_encoder_refuses_a_checkpoint_with_a_weight_missing(tmp_path):
+    """transformers would fill the weight randomly: every embedding, and so every score, would be off."""
+    weight = "encoder.layer.1.attention.self.query.weight"
+    broken = copy_checkpoint(base_model_path(), tmp_path / "minilm", without(weight))
+    with pytest.raises(CheckpointError, match=rf"minilm' does not match the model: 1 weights missing \({weight}\)"):
+        SentenceEncoder(broken, device="cpu")
 
 
 def test_lexical_separates_the_papers_groups_and_matches_phrases_first(paper_examples):

@@ -1,24 +1,14 @@
 """Loading students strictly: incomplete weights, bad paths and pickle-only folders are clear errors."""
 
-import shutil
-
 import pytest
 import torch
-from safetensors.torch import load_file, save_file
+from checkpoint_edits import copy_checkpoint
 from transformers import RobertaForSequenceClassification
 
 from modeling_icc import ModelNotAvailableError, load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.scoring.load import CheckpointError
-
-
-def copy_checkpoint(source, target, edit=None):
-    """A copy of ``source`` whose ``model.safetensors`` tensors went through ``edit(dict) -> dict``."""
-    shutil.copytree(source, target)
-    if edit is not None:
-        tensors = edit(load_file(target / "model.safetensors"))
-        save_file(tensors, target / "model.safetensors", metadata={"format": "pt"})
-    return target
+from modeling_icc.utils.checkpoints import require_complete
 
 
 def every_other_tensor(tensors):
@@ -45,6 +35,23 @@ def test_unexpected_and_wrongly_shaped_weights_are_refused(tiny_student_dir, tmp
     reshaped = copy_checkpoint(tiny_student_dir, tmp_path / "reshaped", reshape_head)
     with pytest.raises(CheckpointError, match=r"classifier\.out_proj\.weight"):
         load_scorer(reshaped, device="cpu")
+
+
+def test_allowed_prefixes_excuse_only_the_keys_they_name():
+    info = {
+        "missing_keys": ["classifier.dense.weight", "roberta.encoder.layer.0.output.dense.bias"],
+        "unexpected_keys": ["lm_head.bias", "lm_headless.bias"],
+    }
+    allowed = dict(allowed_missing=("classifier.",), allowed_unexpected=("lm_head.",))
+    with pytest.raises(
+        CheckpointError,
+        match=r"1 weights missing \(roberta\.encoder\.layer\.0\.output\.dense\.bias\); "
+        r"1 unexpected weights \(lm_headless\.bias\)\.",
+    ):
+        require_complete("backbone", info, **allowed)
+    require_complete(
+        "backbone", {"missing_keys": ["classifier.dense.weight"], "unexpected_keys": ["lm_head.bias"]}, **allowed
+    )
 
 
 def test_the_cli_refuses_an_incomplete_checkpoint_in_one_line(tiny_student_dir, tmp_path, capsys):

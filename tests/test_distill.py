@@ -2,12 +2,17 @@
 
 import numpy as np
 import pytest
-from transformers import AutoModel
+import torch
+from checkpoint_edits import copy_checkpoint, without
+from safetensors.torch import load_file
+from transformers import AutoModel, RobertaConfig, RobertaForMaskedLM
 
 from modeling_icc import ICCForConcreteness, load_scorer
 from modeling_icc.distillation import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_provenance
-from modeling_icc.distillation.distill import StudentTrainingArguments, predict, split_indices
-from modeling_icc.testing import save_tiny_student, training_corpus
+from modeling_icc.distillation.distill import StudentTrainingArguments, load_backbone, predict, split_indices
+from modeling_icc.testing import save_tiny_student, tiny_tokenizer, training_corpus
+from modeling_icc.testing.student import tiny_roberta_kwargs
+from modeling_icc.utils.errors import CheckpointError
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -15,6 +20,18 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 @pytest.fixture(scope="module")
 def backbone(tmp_path_factory):
     return save_tiny_student(tmp_path_factory.mktemp("backbone"))
+
+
+@pytest.fixture(scope="module")
+def masked_lm_backbone(tmp_path_factory):
+    """distilroberta-base's layout: a RobertaForMaskedLM checkpoint that also saved a pooler."""
+    directory = tmp_path_factory.mktemp("masked_lm")
+    torch.manual_seed(0)
+    model = RobertaForMaskedLM(RobertaConfig(**tiny_roberta_kwargs()))
+    pooler = {"roberta.pooler.dense.weight": torch.zeros(32, 32), "roberta.pooler.dense.bias": torch.zeros(32)}
+    model.save_pretrained(directory, state_dict={**model.state_dict(), **pooler})
+    tiny_tokenizer().save_pretrained(directory)
+    return directory
 
 
 def _learnable_target(texts):
@@ -76,6 +93,31 @@ def test_bad_targets_are_refused(backbone, tmp_path):
         distill_student(["a", "b"], np.array([0.1, np.nan]), tmp_path, _config(backbone))
     with pytest.raises(ValueError, match="length"):
         distill_student(["a", "b"], np.array([0.1]), tmp_path, _config(backbone))
+
+
+def test_a_masked_lm_backbone_starts_the_student_with_a_new_head(masked_lm_backbone):
+    student, saved = load_backbone(masked_lm_backbone), load_file(str(masked_lm_backbone / "model.safetensors"))
+    encoder = {name: tensor for name, tensor in student.state_dict().items() if name.startswith("roberta.")}
+    assert encoder and all(torch.equal(tensor, saved[name]) for name, tensor in encoder.items())
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (without("roberta.encoder.layer.1.output.dense.weight"), r"1 weights missing \(roberta\.encoder\.layer\.1"),
+        (lambda tensors: {**tensors, "qa_outputs.weight": torch.zeros(2, 32)}, r"1 unexpected weights \(qa_outputs"),
+        (
+            lambda tensors: {**tensors, "roberta.encoder.layer.1.output.dense.bias": torch.zeros(7)},
+            r"1 weights of the wrong shape \(roberta\.encoder\.layer\.1\.output\.dense\.bias\)",
+        ),
+    ],
+    ids=["missing", "unexpected", "reshaped"],
+)
+def test_a_backbone_differing_beyond_the_head_is_refused(masked_lm_backbone, edit, message, tmp_path):
+    """Only the regression head may be new: transformers would train from random encoder weights."""
+    broken = copy_checkpoint(masked_lm_backbone, tmp_path / "broken", edit)
+    with pytest.raises(CheckpointError, match=message):
+        distill_student(["a dog", "a cat"], np.array([0.2, 0.8]), tmp_path / "out", _config(broken))
 
 
 def test_held_out_split_is_seeded_and_disjoint():

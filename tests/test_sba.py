@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from checkpoint_edits import copy_checkpoint, without
 from safetensors.torch import load_file, save_file
 from transformers import AutoModelForCausalLM, CLIPTextModelWithProjection
 
@@ -18,7 +19,9 @@ from modeling_icc.teachers import (
     SBAPipeline,
     train_sba,
 )
+from modeling_icc.testing.baselines import save_tiny_clip
 from modeling_icc.testing.teachers import save_tiny_sba_components, tiny_sba
+from modeling_icc.utils.errors import CheckpointError
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -260,6 +263,26 @@ def test_loading_refuses_missing_or_unexpected_weights(components, tmp_path):
     (tmp_path / "sba" / "config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match="lm_name_or_path="):
         SBAForCaptionReconstruction.from_pretrained(tmp_path / "sba")
+
+
+@pytest.mark.parametrize(
+    ("tower", "weight"),
+    [("text_model", "text_model.encoder.layers.1.mlp.fc1.weight"), ("lm", "model.layers.1.mlp.down_proj.weight")],
+)
+def test_a_tower_with_a_weight_missing_is_refused(components, tower, weight, tmp_path):
+    """transformers would fill the weight randomly and only log it: every SBA score would be noise."""
+    broken = copy_checkpoint(getattr(components, tower), tmp_path / tower, without(weight))
+    paths = {"text_model": components.text_model, "lm": components.lm, tower: str(broken)}
+    with pytest.raises(CheckpointError, match=rf"{tower}' does not match the model: 1 weights missing \(.*mlp"):
+        SBAForCaptionReconstruction.from_components(**paths)
+
+
+def test_the_text_tower_loads_from_a_full_clip_checkpoint(components, tmp_path):
+    """The paper's tower comes from openai/clip-vit-large-patch14, image side included: that side is no error."""
+    clip = save_tiny_clip(tmp_path / "clip")
+    model = SBAForCaptionReconstruction.from_components(clip, components.lm)
+    full = load_file(str(clip / "model.safetensors"))
+    torch.testing.assert_close(model.text_model.text_projection.weight, full["text_projection.weight"])
 
 
 def test_trainer_run_saves_a_loadable_projector(components, tmp_path):

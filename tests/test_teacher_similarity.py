@@ -1,9 +1,15 @@
 """Similarity measures of the teachers: character edit similarity and guarded BERTScore."""
 
 import pytest
+import torch
+from checkpoint_edits import copy_checkpoint, without
+from transformers import RobertaConfig, RobertaForMaskedLM
 
 from modeling_icc.teachers import BERTScoreSimilarity, best_char_similarity, char_similarity
+from modeling_icc.testing import tiny_tokenizer
+from modeling_icc.testing.student import tiny_roberta_kwargs
 from modeling_icc.testing.teachers import save_tiny_bertscore_model
+from modeling_icc.utils.errors import CheckpointError
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -55,3 +61,20 @@ def test_bertscore_best_and_provenance(bertscore):
     provenance = bertscore.provenance
     assert provenance["versions"]["bert-score"] and provenance["versions"]["transformers"]
     assert provenance["bertscore_num_layers"] == 2
+
+
+def test_bertscore_refuses_a_model_with_a_weight_missing(tmp_path):
+    """bert-score loads with plain from_pretrained, which would fill the weight randomly."""
+    weight = "encoder.layer.1.attention.self.query.weight"
+    broken = copy_checkpoint(save_tiny_bertscore_model(tmp_path / "model"), tmp_path / "broken", without(weight))
+    with pytest.raises(CheckpointError, match=rf"broken' does not match the model: 1 weights missing \({weight}\)"):
+        BERTScoreSimilarity(str(broken), num_layers=2)
+
+
+def test_bertscore_takes_a_masked_lm_checkpoint_like_roberta_large(tmp_path):
+    """roberta-large saves an LM head and no pooler: neither is read by bert-score, so neither is an error."""
+    torch.manual_seed(0)
+    RobertaForMaskedLM(RobertaConfig(**tiny_roberta_kwargs())).save_pretrained(tmp_path)
+    tiny_tokenizer().save_pretrained(tmp_path)
+    similarity = BERTScoreSimilarity(str(tmp_path), num_layers=2)
+    assert similarity.f1(["a dog on a beach"], ["a dog on a beach"])[0] == pytest.approx(1.0, abs=1e-5)

@@ -1,9 +1,15 @@
 """The VBA teacher: text-to-image -> BLIP-2 -> BERTScore, reproducible per caption."""
 
+import re
+
 import numpy as np
 import pytest
+import torch
+from checkpoint_edits import copy_checkpoint, without
 
-from modeling_icc.teachers import caption_seed
+from modeling_icc.teachers import VBAPipeline, caption_seed
+from modeling_icc.testing.teachers import TINY_IMAGE_SIZE, save_tiny_vba_components
+from modeling_icc.utils.errors import CheckpointError
 
 pytestmark = pytest.mark.usefixtures("single_thread")
 
@@ -59,3 +65,28 @@ def test_provenance_records_settings_and_versions(tiny_vba_pipeline):
     assert provenance["prompt"] == "a photo of" and provenance["num_return_sequences"] == 5
     assert provenance["scheduler"] == "DPMSolverMultistepScheduler"
     assert provenance["versions"]["diffusers"] and provenance["versions"]["bert-score"]
+
+
+@pytest.fixture(scope="module")
+def components(tmp_path_factory):
+    return {name: str(path) for name, path in save_tiny_vba_components(tmp_path_factory.mktemp("vba")).items()}
+
+
+@pytest.mark.parametrize(
+    ("component", "weights", "weight", "named"),
+    [
+        # diffusers leaves the weight uninitialized (on the meta device) and only logs a warning
+        ("text_to_image", "unet/diffusion_pytorch_model.safetensors", "conv_in.bias", "text_to_image (unet)"),
+        # the pipeline's transformers component would be filled randomly
+        ("text_to_image", "text_encoder/model.safetensors", "encoder.layers.1.mlp.fc1.weight", "(text_encoder)"),
+        ("captioner", "model.safetensors", "language_model.model.decoder.layers.1.fc1.weight", "captioner"),
+    ],
+)
+def test_a_component_with_a_weight_missing_is_refused(components, component, weights, weight, named, tmp_path):
+    broken = copy_checkpoint(components[component], tmp_path / component, without(weight), weights)
+    paths = {**components, component: str(broken)}
+    message = rf"{re.escape(named)}' does not match the model: 1 weights missing \({re.escape(weight)}\)"
+    with pytest.raises(CheckpointError, match=message):
+        VBAPipeline.from_pretrained(
+            device="cpu", dtype=torch.float32, size=TINY_IMAGE_SIZE, bertscore_num_layers=2, **paths
+        )

@@ -20,6 +20,7 @@ import torch
 from transformers import TrainingArguments
 
 from ..models.icc.modeling_icc import ICCForConcreteness
+from ..utils.checkpoints import load_complete
 from ..utils.provenance import package_versions, write_json
 from ..utils.training import PaperTrainingArguments
 from ..version import DISTRIBUTION
@@ -122,7 +123,7 @@ def distill_student(
         raise ValueError("distillation targets contain NaN")
     output_dir = Path(output_dir)
     tokenizer = AutoTokenizer.from_pretrained(config.backbone, use_fast=True)
-    model = ICCForConcreteness.from_pretrained(config.backbone, use_safetensors=True)
+    model = load_backbone(config.backbone)
     encodings = tokenizer(list(texts), truncation=True, max_length=config.max_length)
     encodings = {key: encodings[key] for key in ("input_ids", "attention_mask")}
     train_rows, eval_rows = split_indices(len(texts), config.eval_fraction, training.seed)
@@ -170,6 +171,25 @@ def distill_student(
     }
     write_json(output_dir / PROVENANCE_FILE, record)
     return metrics
+
+
+def load_backbone(backbone: str | os.PathLike) -> ICCForConcreteness:
+    """The student before training: ``backbone``'s encoder under a new regression head.
+
+    Only the head may be missing: an encoder weight missing, any other weight left over or a
+    weight of the wrong shape is a :class:`CheckpointError` (transformers would fill the gap
+    randomly and distil into a partly random encoder).
+    """
+    return load_complete(
+        ICCForConcreteness.from_pretrained,
+        backbone,
+        use_safetensors=True,
+        # the regression head is what distillation trains: a pretrained encoder has none
+        allowed_missing=("classifier.",),
+        # masked-LM checkpoints (distilroberta-base) also save their LM head and a pooler,
+        # bare encoders the pooler alone: the student has neither
+        allowed_unexpected=("lm_head.", "roberta.pooler.", "pooler."),
+    )
 
 
 def predict(model_dir: str | os.PathLike, texts: list[str]) -> np.ndarray:

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from ..models.vba.configuration_vba import VBAConfig
+from ..utils.checkpoints import load_complete
 from ..utils.provenance import package_versions
 
 
@@ -39,8 +40,9 @@ class BERTScoreSimilarity:
     paper's model: RoBERTa-large, layer 17, bert-score's English default).
 
     ``model`` is a Hub id or a local folder (``num_layers`` is then required by
-    bert-score). Empty strings, which crash bert-score 0.3.13 on transformers 5,
-    are answered without the model: 1.0 when both sides are empty, else 0.0.
+    bert-score); one with weights missing is a :class:`CheckpointError`. Empty strings,
+    which crash bert-score 0.3.13 on transformers 5, are answered without the model:
+    1.0 when both sides are empty, else 0.0.
     F1 is clipped to [0, 1] (negative values only occur with untrained encoders).
     """
 
@@ -55,6 +57,7 @@ class BERTScoreSimilarity:
 
         self.model = str(model)
         self.num_layers = num_layers
+        _require_complete_encoder(self.model)
         self._scorer = BERTScorer(
             model_type=self.model,
             num_layers=num_layers,
@@ -96,3 +99,23 @@ class BERTScoreSimilarity:
             out.append(_best(group, scores[start : start + len(group)]))
             start += len(group)
         return out
+
+
+def _require_complete_encoder(model: str) -> None:
+    """Refuse a BERTScore model with weights missing before bert-score loads it: bert-score calls
+    ``from_pretrained`` without asking what was missing, so a missing weight would be random.
+
+    The check loads on the meta device (names and shapes, no weights read), with bert-score's class.
+    """
+    from transformers import AutoModel, T5EncoderModel
+
+    load_complete(
+        (T5EncoderModel if "t5" in model else AutoModel).from_pretrained,
+        model,
+        device_map="meta",
+        # bert-score reads hidden states, never the pooler, which roberta-large (the paper's model) does not save
+        allowed_missing=("pooler.",),
+        # any leftover ("" starts every key): a pretraining head (roberta-large's lm_head) goes unused,
+        # and an encoder weight saved under another name would still show as missing
+        allowed_unexpected=("",),
+    )

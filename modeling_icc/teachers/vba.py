@@ -16,6 +16,7 @@ import torch
 
 from ..models.vba.configuration_vba import VBAConfig
 from ..scoring.devices import resolve_device, resolve_dtype
+from ..utils.checkpoints import load_complete, load_complete_pipeline
 from ..utils.provenance import package_versions
 from ..version import DISTRIBUTION
 from .similarity import BERTScoreSimilarity
@@ -65,17 +66,17 @@ class VBAPipeline:
         image_dir: str | os.PathLike | None = None,
         **overrides,
     ) -> VBAPipeline:
-        """Load the three components of ``config`` (bf16 on GPU by default) from Hub ids or local folders."""
-        from diffusers import DiffusionPipeline
+        """Load the three components of ``config`` (bf16 on GPU by default) from Hub ids or local folders;
+        a network with a weight missing from its checkpoint is a :class:`CheckpointError`."""
         from transformers import Blip2ForConditionalGeneration, Blip2Processor
 
         config = dataclasses.replace(config or VBAConfig(), **overrides)
         resolved_device = resolve_device(device)
         resolved_dtype = resolve_dtype(dtype, resolved_device)
-        pipe = DiffusionPipeline.from_pretrained(config.text_to_image, dtype=resolved_dtype, use_safetensors=True)
+        pipe = load_complete_pipeline(config.text_to_image, dtype=resolved_dtype, use_safetensors=True)
         pipe.to(resolved_device)
-        model = Blip2ForConditionalGeneration.from_pretrained(
-            config.captioner, dtype=resolved_dtype, use_safetensors=True
+        model = load_complete(
+            Blip2ForConditionalGeneration.from_pretrained, config.captioner, dtype=resolved_dtype, use_safetensors=True
         ).to(resolved_device)
         processor = Blip2Processor.from_pretrained(config.captioner)
         similarity = BERTScoreSimilarity(config.bertscore_model, config.bertscore_num_layers, device=resolved_device)

@@ -26,6 +26,7 @@ from ...models.mini.modeling_mini import base_model_path
 from ...scoring.base import ConcretenessScorer
 from ...scoring.batching import pad_rows, plan_batches
 from ...scoring.devices import resolve_device
+from ...utils.checkpoints import load_complete
 
 HEAD_FILE = "minilm_ridge.safetensors"
 #: Ridge penalties tried by leave-one-out cross-validation when fitting.
@@ -44,7 +45,8 @@ class SentenceEncoder:
         self.path = str(path or base_model_path())
         self.device = resolve_device(device)
         self.tokenizer = AutoTokenizer.from_pretrained(self.path)
-        self.model = AutoModel.from_pretrained(self.path, use_safetensors=True).to(self.device).eval()
+        # nothing excused: the shipped checkpoint holds every weight of BertModel, its (unused) pooler included
+        self.model = load_complete(AutoModel.from_pretrained, self.path, use_safetensors=True).to(self.device).eval()
         self.max_batch_tokens = max_batch_tokens
 
     @torch.inference_mode()

@@ -20,11 +20,15 @@ from transformers import AutoModelForCausalLM, CLIPTextModelWithProjection, Gene
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.utils import SAFE_WEIGHTS_NAME, cached_file
 
+from ...utils.checkpoints import load_complete
 from .configuration_sba import SBAConfig
 
 IGNORE_INDEX = -100
 #: Download options that apply to the towers as well as to the SBA's own files.
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "proxies", "token")
+#: What a full CLIP checkpoint (the paper's ``openai/clip-vit-large-patch14``) holds beyond the text
+#: tower: the image tower, its projection and the contrastive temperature, none of which the SBA uses.
+CLIP_IMAGE_SIDE = ("vision_model.", "visual_projection.", "logit_scale")
 
 
 def paper_generation_config(lm_config) -> GenerationConfig:
@@ -154,10 +158,15 @@ class SBAForCaptionReconstruction(SBAPreTrainedModel):
 
     @classmethod
     def _on_pretrained_towers(cls, config: SBAConfig, **kwargs) -> SBAForCaptionReconstruction:
-        text_model = CLIPTextModelWithProjection.from_pretrained(
-            config.text_model_name_or_path, use_safetensors=True, **kwargs
+        """The frozen towers, loaded strictly: a weight missing from either checkpoint is a CheckpointError."""
+        text_model = load_complete(
+            CLIPTextModelWithProjection.from_pretrained,
+            config.text_model_name_or_path,
+            allowed_unexpected=CLIP_IMAGE_SIDE,
+            use_safetensors=True,
+            **kwargs,
         )
-        lm = AutoModelForCausalLM.from_pretrained(config.lm_name_or_path, use_safetensors=True, **kwargs)
+        lm = load_complete(AutoModelForCausalLM.from_pretrained, config.lm_name_or_path, use_safetensors=True, **kwargs)
         # copies: building the composite must not touch the live towers' configs (their attention dispatch)
         config.text_config, config.lm_config = copy.deepcopy(text_model.config), copy.deepcopy(lm.config)
         with torch.device("meta"):  # the towers built by __init__ are replaced: never materialize them
