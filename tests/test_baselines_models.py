@@ -1,8 +1,11 @@
 """Model-based baselines on tiny random models (real loading and scoring code paths, no download)."""
 
+import re
+
 import numpy as np
 import pytest
 from baseline_checks import assert_scores_in_order
+from checkpoint_edits import copy_checkpoint, without
 from PIL import Image
 
 from modeling_icc.evaluation.baselines import AveClipScorer, ClipScore, ClipStroopScorer, LLMPromptScorer, parse_rating
@@ -10,6 +13,7 @@ from modeling_icc.evaluation.baselines.clip import ClipEmbedder
 from modeling_icc.evaluation.baselines.stroop import STROOP_PROMPTS
 from modeling_icc.scoring.load import ModelNotAvailableError
 from modeling_icc.testing import save_tiny_causal_lm, save_tiny_clip, save_tiny_text_to_image
+from modeling_icc.utils.errors import CheckpointError
 
 
 @pytest.fixture(scope="module")
@@ -116,3 +120,30 @@ def test_clipscore_is_weighted_clipped_cosine(clip_dir, tmp_path):
 def test_missing_checkpoint_gives_a_clear_error():
     with pytest.raises(ModelNotAvailableError, match="neither a local directory nor in the Hugging Face cache"):
         ClipStroopScorer("nobody/no-such-clip", device="cpu")
+
+
+@pytest.mark.parametrize(
+    ("checkpoint", "weights", "weight", "load"),
+    [
+        ("clip", "model.safetensors", "text_model.encoder.layers.1.mlp.fc1.weight", ClipStroopScorer),
+        ("clip", "model.safetensors", "vision_model.encoder.layers.1.mlp.fc1.weight", ClipScore),
+        ("lm", "model.safetensors", "model.layers.1.mlp.up_proj.weight", LLMPromptScorer),
+        ("t2i", "unet/diffusion_pytorch_model.safetensors", "conv_in.bias", None),
+    ],
+)
+def test_a_baseline_checkpoint_with_a_weight_missing_is_refused(
+    checkpoint, weights, weight, load, clip_dir, lm_dir, t2i_dir, tmp_path
+):
+    """transformers would fill the weight randomly and diffusers leave it uninitialized: a baseline
+    scoring with it would give numbers that look fine and mean nothing."""
+    source = {"clip": clip_dir, "lm": lm_dir, "t2i": t2i_dir}[checkpoint]
+    broken = copy_checkpoint(source, tmp_path / checkpoint, without(weight), weights)
+    if load is None:
+        load = lambda path, device: AveClipScorer(path, clip_model=clip_dir, device=device)  # noqa: E731
+    with pytest.raises(CheckpointError, match=rf"1 weights missing \({re.escape(weight)}\)"):
+        load(broken, device="cpu")
+
+
+def test_the_clip_text_tower_loads_from_a_full_clip_checkpoint_without_its_image_side(clip_dir, tmp_path):
+    broken = copy_checkpoint(clip_dir, tmp_path / "clip", without("vision_model.encoder.layers.1.mlp.fc1.weight"))
+    ClipEmbedder(broken, vision=False, device="cpu", dtype="float32")  # the text tower needs no image weight

@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from diffusers import DiffusionPipeline
 
 T = TypeVar("T")
+#: What a full CLIP checkpoint (the paper's ``openai/clip-vit-large-patch14``) holds beyond the text
+#: tower: the image tower, its projection and the contrastive temperature, unused by a text tower alone.
+CLIP_IMAGE_SIDE = ("vision_model.", "visual_projection.", "logit_scale")
 #: The loggers whose reports of missing weights :func:`require_complete` replaces with an error.
 LOAD_REPORT_LOGGERS = ("transformers.modeling_utils", "diffusers.models.modeling_utils")
 

@@ -18,6 +18,7 @@ import torch
 from ...models.vba.configuration_vba import VBAConfig
 from ...scoring.base import ConcretenessScorer
 from ...scoring.devices import resolve_device, resolve_dtype
+from ...utils.checkpoints import load_complete_pipeline
 from .clip import DEFAULT_CLIP, ClipEmbedder
 from .pretrained import load_pretrained
 
@@ -45,13 +46,11 @@ class AveClipScorer(ConcretenessScorer):
         device: str | None = None,
         dtype: str | None = None,
     ) -> None:
-        from diffusers import DiffusionPipeline
-
         if images_per_caption < 1 or batch_size < 1:
             raise ValueError("images_per_caption and batch_size must be >= 1")
         self.device = resolve_device(device)
         self.pipeline = load_pretrained(
-            DiffusionPipeline.from_pretrained,
+            load_complete_pipeline,  # a weight missing from any network is an error, not a random one
             text_to_image,
             dtype=resolve_dtype(dtype, self.device),
             use_safetensors=True,

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from functools import partial
 
 import numpy as np
 import torch
 
 from ...scoring.devices import resolve_device, resolve_dtype
+from ...utils.checkpoints import CLIP_IMAGE_SIDE, load_complete
 from .pretrained import load_pretrained
 
 #: The CLIP used when none is named: ViT-L/14, the text tower of the paper's SBA teacher.
@@ -36,8 +38,14 @@ class ClipEmbedder:
         self.model_id = os.fspath(model_id)
         self.device = resolve_device(device)
         dtype = resolve_dtype(dtype, self.device)
-        model_class = CLIPModel if vision else CLIPTextModelWithProjection
-        self.model = load_pretrained(model_class.from_pretrained, self.model_id, dtype=dtype, use_safetensors=True)
+        # strict: a weight missing from the checkpoint is an error, not a random one
+        if vision:
+            loader = partial(load_complete, CLIPModel.from_pretrained)
+        else:
+            loader = partial(
+                load_complete, CLIPTextModelWithProjection.from_pretrained, allowed_unexpected=CLIP_IMAGE_SIDE
+            )
+        self.model = load_pretrained(loader, self.model_id, dtype=dtype, use_safetensors=True)
         self.model.to(self.device).eval()
         self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, self.model_id)
         self.processor = None

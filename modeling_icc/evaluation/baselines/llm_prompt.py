@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import os
 import re
+from functools import partial
 
 import numpy as np
 import torch
 
 from ...scoring.base import ConcretenessScorer
 from ...scoring.devices import resolve_device, resolve_dtype
+from ...utils.checkpoints import load_complete
 from .pretrained import load_pretrained
 
 SCALES = (3, 5, 10)
@@ -77,7 +79,7 @@ class LLMPromptScorer(ConcretenessScorer):
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.model = load_pretrained(
-            AutoModelForCausalLM.from_pretrained,
+            partial(load_complete, AutoModelForCausalLM.from_pretrained),  # strict: no random weights
             model_id,
             dtype=resolve_dtype(dtype, self.device),
             use_safetensors=True,

@@ -20,15 +20,12 @@ from transformers import AutoModelForCausalLM, CLIPTextModelWithProjection, Gene
 from transformers.modeling_outputs import CausalLMOutputWithPast
 from transformers.utils import SAFE_WEIGHTS_NAME, cached_file
 
-from ...utils.checkpoints import load_complete
+from ...utils.checkpoints import CLIP_IMAGE_SIDE, load_complete
 from .configuration_sba import SBAConfig
 
 IGNORE_INDEX = -100
 #: Download options that apply to the towers as well as to the SBA's own files.
 HUB_KWARGS = ("cache_dir", "force_download", "local_files_only", "proxies", "token")
-#: What a full CLIP checkpoint (the paper's ``openai/clip-vit-large-patch14``) holds beyond the text
-#: tower: the image tower, its projection and the contrastive temperature, none of which the SBA uses.
-CLIP_IMAGE_SIDE = ("vision_model.", "visual_projection.", "logit_scale")
 
 
 def paper_generation_config(lm_config) -> GenerationConfig:
