@@ -17,7 +17,7 @@ from urllib.parse import urlparse
 from huggingface_hub import constants as hf_constants
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
-from ..utils.checkpoints import require_complete, without_load_report
+from ..utils.checkpoints import load_complete
 from ..utils.errors import CheckpointError
 from .base import ConcretenessScorer
 from .lite import LiteScorer
@@ -322,23 +322,22 @@ def _load_student(
 
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, local_files_only=local_files_only)
-        with without_load_report():
-            # Mismatched shapes are listed in loading_info (and refused below) instead of raised without names.
-            model, loading_info = ICCForConcreteness.from_pretrained(
-                source,
-                dtype=dtype,
-                use_safetensors=True,
-                local_files_only=local_files_only,
-                output_loading_info=True,
-                ignore_mismatched_sizes=True,
-            )
+        model = load_complete(
+            ICCForConcreteness.from_pretrained,
+            source,
+            name=name,
+            dtype=dtype,
+            use_safetensors=True,
+            local_files_only=local_files_only,
+        )
+    except CheckpointError:  # incomplete weights: already says which
+        raise
     except OSError as error:
         if Path(source).is_dir():  # a local model directory with a file missing or unreadable
             raise CheckpointError(f"The checkpoint {name!r} could not be read: {_first_line(error)}") from error
         raise ModelNotAvailableError(_not_available_message(name, _first_line(error))) from error
     except (ValueError, RuntimeError, KeyError, SafetensorError) as error:
         raise CheckpointError(f"The checkpoint {name!r} could not be read: {_first_line(error)}") from error
-    require_complete(name, loading_info)
     return model, tokenizer
 
 
