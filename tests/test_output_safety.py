@@ -1,8 +1,13 @@
 """Single-file jobs never destroy what they read or what is not theirs to replace (issue 25, items 1, 2 and 7)."""
 
+import contextlib
+import json
 import os
+import select
+import stat
 import subprocess
 import sys
+import tty
 from pathlib import Path
 
 import pytest
@@ -57,3 +62,55 @@ def test_stdin_redirected_from_the_output_is_refused(pool):
     assert result.returncode == 2
     one_line_error(result.stderr, "is the input file")
     assert pool.read_text() == ROWS
+
+
+def test_output_fifo_is_written_into_not_replaced(pool, tmp_path):
+    fifo = tmp_path / "rows.fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)  # a reader that is there before the writer (never blocks)
+    try:
+        assert icc("score", "--model", "lite", "-i", pool, "-o", fifo, "--output-format", "jsonl") == 0
+        received = b""
+        with contextlib.suppress(BlockingIOError):
+            while chunk := os.read(reader, 65536):
+                received += chunk
+    finally:
+        os.close(reader)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    rows = [json.loads(line) for line in received.decode().splitlines()]
+    assert [row["caption"] for row in rows] == [json.loads(line)["caption"] for line in ROWS.splitlines()]
+    assert all(0 <= row["icc_score"] <= 1 for row in rows)
+
+
+def test_output_character_device_is_written_into(pool):
+    """A terminal (here a pseudo-terminal, as ``/dev/stdout`` on a console) takes the rows as they are."""
+    master, slave = os.openpty()
+    tty.setraw(slave)
+    try:
+        terminal = os.ttyname(slave)
+        assert icc("score", "--model", "lite", "-i", pool, "-o", terminal) == 0  # no extension: as the input
+        assert stat.S_ISCHR(os.stat(terminal).st_mode)
+        received = b""
+        while received.count(b"\n") < 20 and select.select([master], [], [], 5)[0]:
+            received += os.read(master, 65536)
+    finally:
+        os.close(slave)
+        os.close(master)
+    rows = [json.loads(line) for line in received.decode().splitlines()]
+    assert len(rows) == 20 and all("icc_score" in row for row in rows)
+
+
+def test_output_symlink_is_written_through(pool, tmp_path):
+    target = tmp_path / "runs" / "3.jsonl"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = tmp_path / "latest.jsonl"
+    link.symlink_to(target)
+    assert icc("score", "--model", "lite", "-i", pool, "-o", link) == 0
+    assert link.is_symlink() and link.resolve() == target
+    assert len(target.read_text().splitlines()) == 20
+
+
+def test_output_directory_is_refused(pool, tmp_path, capsys):
+    assert icc("score", "--model", "lite", "-i", pool, "-o", tmp_path) == 2
+    one_line_error(capsys.readouterr().err, f"the output {tmp_path} is a directory")

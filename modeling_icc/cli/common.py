@@ -221,10 +221,23 @@ def file_job(
         source = path = check_input_file(name)
         fmt = detect_format(path, args.format)
     to_file = bool(args.output) and args.output != "-"
-    out_fmt = args.output_format or (infer_format(args.output) if to_file else default_output_format(fmt, path))
+    out_fmt = args.output_format or _output_format(args.output if to_file else None, fmt, path)
     output = Path(args.output) if to_file else sys.stdout.buffer
     plan = filter_plan(args, fmt, rule, other)
     return FileJob(source, fmt, output, out_fmt, plan=plan, progress=args.progress, **options)
+
+
+def _output_format(output: str | None, input_format: str, path: Path | None) -> str:
+    """From the output's extension; stdout, and a FIFO or device without one (``/dev/stdout``), as the input."""
+    from ..curation.io.writers import writes_in_place
+
+    if output is not None:
+        try:
+            return infer_format(output)
+        except UserInputError:
+            if not writes_in_place(Path(output)):
+                raise
+    return default_output_format(input_format, path)
 
 
 def run_single_file(args: argparse.Namespace, job: FileJob) -> FileJobResult:

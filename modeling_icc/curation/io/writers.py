@@ -252,8 +252,20 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     never see a half-written file. The file is locked while it is written; one left
     behind by a killed process (nothing holds its lock) is removed by the next write
     of the same ``path``.
+
+    What is not a regular file is never replaced: a FIFO, a character device and any path
+    under ``/dev`` or ``/proc`` (``/dev/stdout``, also when the shell sent it to a file) are
+    written into as they are (appending, as a stream: a reader sees rows as they come);
+    a directory or another special file is refused. A symlink is written through: its
+    target is replaced, the link kept.
     """
     path = Path(path)
+    if writes_in_place(path):
+        with _open_in_place(path) as stream:
+            yield stream
+        return
+    if path.is_symlink():
+        path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(path)
     handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
@@ -270,6 +282,28 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise
     finally:
         os.close(lock)
+
+
+def writes_in_place(path: Path) -> bool:
+    """Whether ``path`` is a stream to write into rather than a file to replace (see :func:`atomic_output`)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return False
+    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
+        return True
+    if stat.S_ISDIR(mode):
+        raise UserInputError(f"the output {path} is a directory; name a file")
+    if not stat.S_ISREG(mode):
+        raise UserInputError(f"the output {path} is not a regular file, a FIFO or a character device; name a file")
+    return Path(os.path.abspath(path)).parts[1:2] in (("dev",), ("proc",))
+
+
+@contextmanager
+def _open_in_place(path: Path) -> Iterator[BinaryIO]:
+    """``path`` opened for appending, never created or truncated (a FIFO waits here for its reader)."""
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND), "wb") as stream:
+        yield stream
 
 
 def remove_stale_temp_files(path: str | os.PathLike) -> None:
