@@ -246,17 +246,16 @@ def test_every_plan_kind_keeps_the_rows_scores_and_order_of_one_pass(request, tm
 
 
 class FailingScorer(LiteScorer):
-    """Fails on the third chunk it scores, noting what the temporary directory held then."""
+    """Fails on the third chunk it scores, noting how many work files lay beside the output ``out`` then."""
 
     calls = 0
-    seen: tuple[str, ...] = ()
+    out: Path
+    seen = 0
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
         FailingScorer.calls += 1
         if FailingScorer.calls == 3:
-            FailingScorer.seen = tuple(
-                sorted(path.name.split("-")[1] for path in Path(tempfile.gettempdir()).iterdir())
-            )
+            FailingScorer.seen = len(work_files(FailingScorer.out))
             raise RuntimeError("scorer failed")
         return super()._score_valid(texts)
 
@@ -280,16 +279,16 @@ def test_temporary_files_are_removed_after_success_and_errors(tied_pool, tmp_pat
     temp = tmp_path / "temp"
     temp.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    FailingScorer.calls = 0
     out = tmp_path / "kept.jsonl"
+    FailingScorer.calls, FailingScorer.out = 0, out
     job = FileJob(path, "jsonl", out, "jsonl", FilterPlan(KeepRule(top_k=5)), chunk_rows=7)
     assert run_file_job(job, LiteScorer).kept == 5
-    assert list(temp.iterdir()) == []
+    assert list(temp.iterdir()) == [] and work_files(out) == []
     out.unlink()
     with pytest.raises(RuntimeError, match="scorer failed"):
         run_file_job(dataclasses.replace(job, source=io.BytesIO(path.read_bytes())), FailingScorer)
-    assert FailingScorer.seen == ("ranking", "stdin")
-    assert list(temp.iterdir()) == [] and not out.exists()
+    assert FailingScorer.seen == 4  # the output's temp file, stdin's copy, raw scores, ranking values
+    assert list(temp.iterdir()) == [] and work_files(out) == [] and not out.exists()
     shrinking = tmp_path / "pool.parquet"
     pq.write_table(
         pa.Table.from_pylist([json.loads(line) for line in path.read_text().splitlines()]), shrinking, row_group_size=7
@@ -297,7 +296,12 @@ def test_temporary_files_are_removed_after_success_and_errors(tied_pool, tmp_pat
     ShrinkingScorer.path, ShrinkingScorer.calls = shrinking, 0
     with pytest.raises(UserInputError, match="the input changed while it was read"):  # not 14 rows as if complete
         run_file_job(dataclasses.replace(job, source=shrinking, input_format="parquet"), ShrinkingScorer)
-    assert list(temp.iterdir()) == [] and not out.exists()
+    assert list(temp.iterdir()) == [] and work_files(out) == [] and not out.exists()
+
+
+def work_files(out: Path) -> list[Path]:
+    """The temporary and work files of jobs writing ``out`` (``.NAME.icc-XXXXXXXX.tmp``)."""
+    return sorted(out.parent.glob(f".{out.name}.icc-*.tmp"))
 
 
 def test_chunks_keep_order_and_scores(tied_pool, tmp_path):

@@ -4,9 +4,11 @@ import contextlib
 import json
 import os
 import select
+import signal
 import stat
 import subprocess
 import sys
+import time
 import tty
 from pathlib import Path
 
@@ -114,3 +116,34 @@ def test_output_symlink_is_written_through(pool, tmp_path):
 def test_output_directory_is_refused(pool, tmp_path, capsys):
     assert icc("score", "--model", "lite", "-i", pool, "-o", tmp_path) == 2
     one_line_error(capsys.readouterr().err, f"the output {tmp_path} is a directory")
+
+
+def _spill_files(output: Path | None, temp: Path) -> list[Path]:
+    """What a two-pass job writing ``output`` (None: stdout) keeps between passes, and any old-style spill dirs."""
+    beside = output.parent.glob(f".{output.name}.icc-*.tmp") if output else temp.glob(".icc-stream.icc-*.tmp")
+    return sorted([*beside, *temp.glob("icc-*")])
+
+
+@pytest.mark.parametrize("to_stdout", [False, True])
+def test_work_files_of_a_killed_ranking_job_are_removed_by_the_next_run(tmp_path, to_stdout):
+    source = tmp_path / "pool.txt"
+    source.write_text("".join(f"a dog number {i} on a red sofa\n" for i in range(200_000)))
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    output = None if to_stdout else tmp_path / "kept.jsonl"
+    command = [sys.executable, "-m", "modeling_icc", "filter", "--model", "lite", "-i", source, "--top-fraction", "0.3"]
+    command += ["--output-format", "jsonl"] + ([] if to_stdout else ["-o", output])
+    env = {**os.environ, "TMPDIR": str(temp)}
+    job = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not any(path.stat().st_size for path in _spill_files(output, temp) if path.is_file()):
+        assert job.poll() is None and time.monotonic() < deadline, "the job ended before it spilled anything"
+        time.sleep(0.02)
+    job.send_signal(signal.SIGKILL)
+    job.wait()
+    assert _spill_files(output, temp), "nothing left behind to remove"
+    small = tmp_path / "small.txt"
+    small.write_text("a dog\na cat on a mat\n")
+    again = [arg if arg != source else small for arg in command]
+    assert subprocess.run(again, env=env, stdout=subprocess.DEVNULL).returncode == 0
+    assert _spill_files(output, temp) == []

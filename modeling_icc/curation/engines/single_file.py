@@ -6,7 +6,7 @@ written to a temporary name and renamed when complete; stdout gets each chunk as
 it is scored. What is held for the whole input is small and stated here:
 
 - top-k / top-fraction rules: nothing per row in memory. A first pass scores every chunk
-  and appends, to files in a temporary directory (removed at the end, also on error), the
+  and appends, to work files (:func:`spill_place`; removed at the end, also on error), the
   raw score of every caption (4 bytes) and each ranking rule's value per row (the raw ICC
   score or a nested row's aggregate, 4 bytes; another column's value, 8 bytes). The plan
   fits its cuts in a few passes over those files
@@ -19,9 +19,11 @@ it is scored. What is held for the whole input is small and stated here:
 - JSONL or tar input written as CSV, TSV or Parquet: a first pass collects every field
   name (and one Arrow schema), since a header must name them all.
 
-A second pass reads the input again, so stdin is then first copied to a temporary file
-(as is Parquet from stdin: its footer comes last). Temporary files go to the system's
-temporary directory (``TMPDIR``).
+A second pass reads the input again, so stdin is then first copied to a work file
+(as is Parquet from stdin: its footer comes last). Work files lie beside the output, named
+as its temporary file (``.NAME.icc-XXXXXXXX.tmp``, locked while used), so that the next job
+writing the same output removes those of a killed job; with stdout (or a FIFO or device) as
+output, they are ``TMPDIR/.icc-stream.icc-XXXXXXXX.tmp``, removed likewise by the next such job.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack, contextmanager, nullcontext
+from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -47,10 +49,12 @@ from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
 from ..io.formats import VARYING_FIELDS, missing_column_message
 from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
-from ..io.writers import atomic_output, open_writer
+from ..io.writers import atomic_output, open_writer, remove_stale_temp_files, temp_file_beside, writes_in_place
 from . import pieces
 from .spill import SpilledArrays
 
+#: Work files of jobs writing to stdout (or a FIFO or device) are named after this, in ``TMPDIR``.
+STREAM_SPILL = "icc-stream"
 #: Output formats whose header or schema must name every column before the first row.
 _FIXED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
 
@@ -142,14 +146,20 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
     so that a wrong file or column fails before a model is loaded.
     """
     with ExitStack() as stack:
-        read, fields, chunks, plan = _open_input(job, stack)
+        base = spill_place(job.output)
+        remove_stale_temp_files(base)  # a killed job's work files, also when this job needs none
+
+        def work_file() -> Path:
+            return stack.enter_context(temp_file_beside(base))
+
+        read, fields, chunks, plan = _open_input(job, work_file)
         scorer = load_scorer()
         start = time.perf_counter()
         result = FileJobResult(scorer.model_id)
         progress = stack.enter_context(_progress_bar(job.progress))
         report = progress.update if progress is not None else _ignore
         scored = (
-            _two_passes(plan, scorer, chunks, read, report, _spill_directory(stack))
+            _two_passes(plan, scorer, chunks, read, report, work_file)
             if plan.needs_all_rows
             else ((chunk, pieces.score(scorer, plan, chunk, report), None) for chunk in chunks)
         )
@@ -176,7 +186,7 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
 
 
 def _open_input(
-    job: FileJob, stack: ExitStack
+    job: FileJob, work_file: Callable[[], Path]
 ) -> tuple[Callable[[], Iterator[CaptionTable]], Fields | None, Iterator[CaptionTable], FilterPlan]:
     """``(read, fields, chunks, plan)``: a reader that can start over, the columns when a first pass
     is needed for them, the chunks of a first read, and the plan checked against its first chunk."""
@@ -184,7 +194,7 @@ def _open_input(
     if isinstance(job.output, Path):
         _refuse_writing_over_input(source, job.output)
     if _is_stream(source) and (job.plan.needs_all_rows or job.needs_fields or job.input_format == "parquet"):
-        source = stack.enter_context(_spooled(source))
+        source = _spooled(source, work_file())
     fields = None
     if job.needs_fields and not isinstance(source, CaptionTable):
         fields = scan_fields(source, job.input_format, job.plan.column, arrow_schema=job.output_format == "parquet")
@@ -239,11 +249,11 @@ def _two_passes(
     chunks: Iterator[CaptionTable],
     read: Callable[[], Iterator[CaptionTable]],
     report: Callable[[int], Any],
-    directory: Path,
+    work_file: Callable[[], Path],
 ) -> Iterator[tuple[CaptionTable, np.ndarray, Cuts]]:
-    """Score every chunk keeping raw scores and ranking values in ``directory``, fit the cuts, re-read the input."""
-    raws = SpilledArrays(directory / "raw")
-    rankings = {name: SpilledArrays(directory / f"rank_{name}") for name in plan.ranked()}
+    """Score every chunk keeping raw scores and ranking values in work files, fit the cuts, re-read the input."""
+    raws = SpilledArrays(work_file())
+    rankings = {name: SpilledArrays(work_file()) for name in plan.ranked()}
     sizes = []
     for chunk in chunks:
         raw = pieces.score(scorer, plan, chunk, report)
@@ -265,9 +275,16 @@ def _two_passes(
         raise changed
 
 
-def _spill_directory(stack: ExitStack) -> Path:
-    """Where a two-pass job keeps per-row values between its passes, removed with ``stack`` (also on error)."""
-    return Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="icc-ranking-")))
+def spill_place(output: Path | BinaryIO) -> Path:
+    """The name a job's work files are made beside (see :func:`~..io.writers.temp_file_beside`).
+
+    Beside a file output, named after it; for stdout and outputs written in place (a FIFO,
+    ``/dev/stdout``), :data:`STREAM_SPILL` in the system's temporary directory. Either way the
+    next job with the same output removes what a killed job left there.
+    """
+    if isinstance(output, Path) and not writes_in_place(output):
+        return Path(os.path.realpath(output))  # where atomic_output writes (through a symlink)
+    return Path(tempfile.gettempdir()) / STREAM_SPILL
 
 
 def _ignore(count: int) -> None:
@@ -308,14 +325,11 @@ def _is_stream(source: object) -> bool:
     return hasattr(source, "read")
 
 
-@contextmanager
-def _spooled(stream: BinaryIO) -> Iterator[Path]:
-    """``stream`` (stdin) copied to a temporary file, removed afterwards, so it can be read twice."""
-    with tempfile.TemporaryDirectory(prefix="icc-stdin-") as directory:
-        path = Path(directory) / "stdin"
-        with path.open("wb") as copy:
-            shutil.copyfileobj(stream, copy)
-        yield path
+def _spooled(stream: BinaryIO, path: Path) -> Path:
+    """``stream`` (stdin) copied to the work file ``path``, so it can be read twice."""
+    with path.open("wb") as copy:
+        shutil.copyfileobj(stream, copy)
+    return path
 
 
 def _progress_bar(show: bool | None) -> Any:

@@ -18,7 +18,7 @@ class SpilledArrays:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._pieces: list[tuple[np.dtype, int]] = []
-        path.touch(exist_ok=False)
+        path.write_bytes(b"")  # a new file, or an empty one made for it (a locked work file)
 
     def append(self, values: np.ndarray) -> None:
         values = np.ascontiguousarray(values)

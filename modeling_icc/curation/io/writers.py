@@ -268,7 +268,7 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
         path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(path)
-    handle, temp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
+    handle, temp_name = _new_temp_file(path)
     lock = os.dup(handle)  # the lock lasts until after the rename, past the stream's close
     try:
         with suppress(OSError):  # a file system without locks: then no run can remove it either
@@ -282,6 +282,31 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
         raise
     finally:
         os.close(lock)
+
+
+@contextmanager
+def temp_file_beside(path: str | os.PathLike) -> Iterator[Path]:
+    """An empty work file named as :func:`atomic_output`'s temporary files for ``path``, locked, removed at the end.
+
+    A job keeps what it needs between passes here: if it is killed, the next job writing ``path`` (or
+    asking for such a file) removes the file, as it removes a dead writer's temporary output.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(path)
+    handle, name = _new_temp_file(path)
+    try:
+        with suppress(OSError):  # a file system without locks: then no run can remove it either
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+        os.close(handle)
+
+
+def _new_temp_file(path: Path) -> tuple[int, str]:
+    """A new hidden file next to ``path`` (``.NAME.icc-XXXXXXXX.tmp``): its descriptor and name."""
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
 
 
 def writes_in_place(path: Path) -> bool:
