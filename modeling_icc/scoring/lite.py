@@ -76,7 +76,8 @@ class LiteScorer(ConcretenessScorer):
                 for span, share in shares.shares[name]:
                     spans[span] = spans.get(span, 0.0) + float(coefficient * (share - offset) / denominator)
             elif name in CENTERED_FEATURES or value:
-                label = f"{name} (no rated words)" if name in shares.denominators else name
+                missing = "no rated words" if shares.words else "no words"
+                label = f"{name} ({missing})" if name in shares.denominators else name
                 feature_terms.append((label, float(coefficient * (value - offset))))
         total = bias + sum(spans.values()) + sum(term for _, term in feature_terms)
         return Explanation(

@@ -175,7 +175,6 @@ def _word_shares(
 ) -> WordShares:
     concreteness = lexicon.norms["concreteness"]
     visual = lexicon.norms["visual"]
-    denominator = max(len(tokens), 1)
     shares = WordShares(words=tokens)
     shares.shares["concreteness"] = [((s, e), concreteness[x]) for s, e, x in content]
     shares.denominators["concreteness"] = n_conc
@@ -188,5 +187,6 @@ def _word_shares(
     for name, vocabulary in word_sets.items():
         shares.shares[name] = [((i, i + 1), 1.0) for i, token in enumerate(tokens) if token in vocabulary]
     for name in ("coverage", *word_sets):
-        shares.denominators[name] = denominator
+        # The words themselves (not max(n, 1) as in the value): with no words, no word carries the feature.
+        shares.denominators[name] = len(tokens)
     return shares
