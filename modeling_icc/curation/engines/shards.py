@@ -29,6 +29,7 @@ import fcntl
 import glob
 import json
 import multiprocessing
+import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -52,7 +53,7 @@ from ..io import datacomp
 from ..io.formats import default_output_format, detect_format
 from ..io.tables import atomic_output, read_table, write_table
 from . import pieces
-from .workers import device_for_rank, threads_per_worker
+from .workers import device_for_rank, end_with, threads_per_worker
 
 RUN_FILE = "_run.json"
 SUMMARY_FILE = "_summary.json"
@@ -273,7 +274,7 @@ class _TaskRunner:
                 self.job.workers,
                 mp_context=context,
                 initializer=_init_worker,
-                initargs=(ranks, self.reports, self.job.workers),
+                initargs=(ranks, self.reports, self.job.workers, os.getpid()),
             )
         return self.pool
 
@@ -288,7 +289,8 @@ class _TaskRunner:
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(ranks: Any, reports: Any, n_workers: int) -> None:
+def _init_worker(ranks: Any, reports: Any, n_workers: int, main_pid: int) -> None:
+    _WORKER["commit_check"] = end_with(main_pid)
     with ranks.get_lock():
         _WORKER["rank"] = ranks.value % n_workers
         ranks.value += 1
@@ -298,13 +300,21 @@ def _init_worker(ranks: Any, reports: Any, n_workers: int) -> None:
 
 def _process_in_worker(job: ShardJob, task: ShardTask) -> None:
     device = device_for_rank(job.device, _WORKER["rank"])
-    process_shard(replace(job, device=device), task, job.model, _WORKER["report"])
+    process_shard(replace(job, device=device), task, job.model, _WORKER["report"], _WORKER["commit_check"])
 
 
 def process_shard(
-    job: ShardJob, task: ShardTask, model: str | ConcretenessScorer, report: Callable[[int], None]
+    job: ShardJob,
+    task: ShardTask,
+    model: str | ConcretenessScorer,
+    report: Callable[[int], None],
+    commit_check: Callable[[], None] | None = None,
 ) -> None:
-    """Read one shard, score it (or load its saved raw scores), and write what ``task.phase`` asks for."""
+    """Read one shard, score it (or load its saved raw scores), and write what ``task.phase`` asks for.
+
+    ``commit_check`` runs right before each file is renamed into place (a worker: it ends the
+    process if the job's main process, holding the lock, is gone).
+    """
     shard = task.shard
     start = time.perf_counter()
     table = read_table(shard.input, shard.input_format, column=job.plan.column)
@@ -321,15 +331,15 @@ def process_shard(
         raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")
     if task.phase == "score":
         ranking = {f"rank_{name}": values for name, values in pieces.ranking_values(plan, table, raw).items()}
-        with atomic_output(shard.raw_scores) as stream:
+        with atomic_output(shard.raw_scores, before_rename=commit_check) as stream:
             np.savez(stream, icc_raw=raw, **ranking)
         return
     model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.model
     piece = pieces.finish(plan, table, raw, model_id, task.cuts)
-    write_table(piece.table, shard.output, shard.output_format, piece.columns, keep=piece.keep)
+    write_table(piece.table, shard.output, shard.output_format, piece.columns, piece.keep, before_rename=commit_check)
     if job.datacomp_subset is not None:
         uids = datacomp.uids_to_array(_kept(uid_values, piece.keep))
-        with atomic_output(shard.kept_uids) as stream:
+        with atomic_output(shard.kept_uids, before_rename=commit_check) as stream:
             np.save(stream, uids, allow_pickle=False)
     stats = {
         "input": str(shard.input),
@@ -342,6 +352,8 @@ def process_shard(
         "model": model_id,
         "seconds": round(time.perf_counter() - start, 3),
     }
+    if commit_check is not None:
+        commit_check()
     write_json(shard.stats, stats)
 
 

@@ -1,13 +1,23 @@
-"""Worker processes of the data engines: GPU placement by rank and CPU thread sharing.
+"""Worker processes of the data engines: GPU placement by rank, CPU thread sharing, and ending with the job.
 
 (Each process loads its scorer once through :func:`modeling_icc.scoring.load.load_scorer` with ``cache=True``.)
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
 
 import torch
+
+#: ``prctl`` option: the signal this process gets when its parent ends (Linux).
+_PR_SET_PDEATHSIG = 1
 
 
 def device_for_rank(device: str | torch.device | None, rank: int | None, cuda_devices: int | None = None) -> str | None:
@@ -30,3 +40,46 @@ def device_for_rank(device: str | torch.device | None, rank: int | None, cuda_de
 def threads_per_worker(n_workers: int) -> int:
     """This process's share of the CPU cores when ``n_workers`` processes score at once (no oversubscription)."""
     return max(1, (os.cpu_count() or 1) // max(1, n_workers))
+
+
+def end_with(main_pid: int) -> Callable[[], None]:
+    """End this worker process when the job's main process ``main_pid`` ends, however it ends (``kill -9``).
+
+    A daemon thread waits on ``main_pid`` (a pidfd; polled every 0.1 s where there is none) and
+    exits the process at once; and on Linux the kernel kills it when its own parent (the pool's
+    forkserver) dies (``PR_SET_PDEATHSIG``). With the workers gone, the forkserver and the resource
+    tracker, which live while a worker holds their pipes, end too. Returns a check to call right
+    before a file is renamed into place: it exits if the main process is gone, so a worker never
+    commits a file without the job's lock (which the main process holds).
+    """
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    try:
+        watched = os.pidfd_open(main_pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (AttributeError, OSError):  # no pidfd (not Linux 5.3+): poll
+        watched = None
+
+    def gone(timeout: float | None) -> bool:
+        if watched is not None:
+            return bool(select.select([watched], [], [], timeout)[0])
+        try:
+            os.kill(main_pid, 0)
+        except ProcessLookupError:
+            return True
+        if timeout:
+            time.sleep(timeout)
+        return False
+
+    def watch() -> None:
+        while not gone(None if watched is not None else 0.1):
+            pass
+        os._exit(1)
+
+    def check() -> None:
+        if gone(0):
+            os._exit(1)
+
+    threading.Thread(target=watch, name="icc-end-with-job", daemon=True).start()
+    return check

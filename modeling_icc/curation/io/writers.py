@@ -24,7 +24,7 @@ import os
 import stat
 import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
@@ -224,15 +224,17 @@ def write_table(
     fmt: str,
     new_columns: NewColumns,
     keep: np.ndarray | None = None,
+    *,
+    before_rename: Callable[[], None] | None = None,
 ) -> None:
     """Write ``table`` plus ``new_columns``, keeping only rows where ``keep`` is true.
 
     Files are written to a temporary name and renamed, so a crash never leaves
-    a half-written output behind.
+    a half-written output behind (``before_rename``: see :func:`atomic_output`).
     """
     rows = np.arange(len(table)) if keep is None else np.flatnonzero(keep)
     if isinstance(destination, (str, os.PathLike)):
-        with atomic_output(destination) as stream:
+        with atomic_output(destination, before_rename=before_rename) as stream:
             _write_whole(table, stream, fmt, new_columns, rows)
     else:
         _write_whole(table, destination, fmt, new_columns, rows)
@@ -244,7 +246,7 @@ def _write_whole(table: CaptionTable, stream: BinaryIO, fmt: str, new_columns: N
 
 
 @contextmanager
-def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
+def atomic_output(path: str | os.PathLike, before_rename: Callable[[], None] | None = None) -> Iterator[BinaryIO]:
     """A binary stream that becomes ``path`` only when the block succeeds.
 
     Data goes to a hidden temporary file in the same directory (``.NAME.icc-XXXXXXXX.tmp``),
@@ -257,7 +259,8 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
     under ``/dev`` or ``/proc`` (``/dev/stdout``, also when the shell sent it to a file) are
     written into as they are (appending, as a stream: a reader sees rows as they come);
     a directory or another special file is refused. A symlink is written through: its
-    target is replaced, the link kept.
+    target is replaced, the link kept. ``before_rename`` runs right before the rename (an error
+    there leaves nothing behind either).
     """
     path = Path(path)
     if writes_in_place(path):
@@ -276,6 +279,8 @@ def atomic_output(path: str | os.PathLike) -> Iterator[BinaryIO]:
         with os.fdopen(handle, "wb") as stream:
             yield stream
         os.chmod(temp_name, 0o666 & ~_current_umask())  # mkstemp makes 0600; outputs get normal permissions
+        if before_rename is not None:
+            before_rename()
         os.replace(temp_name, path)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)

@@ -1,0 +1,74 @@
+"""Sharded jobs with --workers: nothing outlives the job, nothing is written without its lock (issue 25, item 3)."""
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+psutil = pytest.importorskip("psutil")
+
+
+def _descendants(pid: int) -> list:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _outputs(directory: Path) -> dict[str, int]:
+    """Every file the job wrote, with its modification time (ns)."""
+    return {str(path): path.stat().st_mtime_ns for path in directory.rglob("*") if path.is_file()}
+
+
+@pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM])
+def test_workers_die_with_the_main_process(tmp_path, how):
+    shards = tmp_path / "pool"
+    shards.mkdir()
+    for index in range(4):
+        rows = "".join(f"a dog number {index}-{i} on a red sofa\n" for i in range(60_000))
+        (shards / f"{index:05d}.txt").write_text(rows)
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", f"{shards}/*.txt"]
+    job = subprocess.Popen(
+        [*command, "--output-dir", out, "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # its own process group: nothing here is killed with it but what it started
+    )
+    try:
+        deadline = time.monotonic() + 60
+        # Started: the forkserver, two workers (and the resource tracker) are running.
+        while len(_descendants(job.pid)) < 3:
+            assert job.poll() is None and time.monotonic() < deadline, "the job ended before its workers started"
+            time.sleep(0.05)
+        time.sleep(0.5)  # the workers are scoring
+        orphans = _descendants(job.pid)
+        job.send_signal(how)
+        job.wait()
+        killed_at = time.time_ns()
+        _, alive = psutil.wait_procs(orphans, timeout=5)
+        assert alive == [], f"still running 5 s after the main process: {[p.cmdline() for p in alive]}"
+        written_after = {path: mtime for path, mtime in _outputs(out).items() if mtime > killed_at}
+        assert written_after == {}
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(job.pid, signal.SIGKILL)  # what is left of this job's process group, on failure
+
+
+def test_a_failed_commit_check_renames_nothing(tmp_path):
+    from modeling_icc.curation.io.writers import atomic_output
+
+    def parent_gone() -> None:
+        raise SystemExit(1)
+
+    out = tmp_path / "00000.jsonl"
+    out.write_text("the previous output\n")
+    with pytest.raises(SystemExit), atomic_output(out, before_rename=parent_gone) as stream:
+        stream.write(b"rows of an orphaned worker\n")
+    assert out.read_text() == "the previous output\n"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["00000.jsonl"]
