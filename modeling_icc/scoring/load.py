@@ -213,12 +213,20 @@ def _load(
 
 def _cache_key(name: str, device, dtype, compile: bool) -> tuple:
     """``(name, device, dtype, compile)`` with ``None`` resolved, so equal requests share one entry."""
-    if name == LITE_MODEL_ID:  # pure Python: device, dtype and compile do not apply (and torch stays unimported)
-        return (name, None, None, False)
+    return (name, *effective_device_and_dtype(name, device, dtype), compile and name != LITE_MODEL_ID)
+
+
+def effective_device_and_dtype(
+    name: str, device: str | torch.device | None, dtype: str | torch.dtype | None
+) -> tuple[str | None, str | None]:
+    """The device and dtype ``load_scorer(name, device, dtype)`` runs on: ``None`` resolved as it
+    resolves it (hardware, ``ICC_FORCE_FP32``), e.g. ``("cpu", "bfloat16")``; ``(None, None)`` for lite."""
+    if name == LITE_MODEL_ID:  # pure Python: device and dtype do not apply (and torch stays unimported)
+        return None, None
     from .devices import resolve_device, resolve_dtype
 
     resolved = resolve_device(device)
-    return (name, str(resolved), str(resolve_dtype(dtype, resolved)).removeprefix("torch."), compile)
+    return str(resolved), str(resolve_dtype(dtype, resolved)).removeprefix("torch.")
 
 
 @lru_cache(maxsize=8)

@@ -44,7 +44,8 @@ import torch
 from tqdm.auto import tqdm
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.load import load_scorer
+from ...scoring.devices import FORCE_FP32_ENV
+from ...scoring.load import effective_device_and_dtype, load_scorer
 from ...utils.errors import UserInputError
 from ...utils.provenance import environment, write_json
 from ..columns import flat_captions
@@ -90,7 +91,7 @@ class ShardJob:
             "command": "score" if plan.rule is None else "filter",
             "inputs": [_fingerprint(path) for path in self.inputs],
             "model": self.model,
-            "device": self.device,
+            "device": self.device,  # as used: resolved by run_shard_job
             "dtype": self.dtype,
             "compile": self.compile,
             "column": plan.column,
@@ -205,6 +206,8 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     if job.datacomp_subset is not None and job.plan.rule is None:
         raise UserInputError("a DataComp subset needs a filter rule (use icc filter)")
     shards = plan_shards(job)
+    device, dtype = effective_device_and_dtype(job.model, job.device, job.dtype)
+    job = replace(job, device=device, dtype=dtype)  # recorded, and used by every worker, as resolved here
     start = time.perf_counter()
     with _locked(job.output_dir):
         _check_settings(job)
@@ -441,6 +444,15 @@ def _check_settings(job: ShardJob) -> None:
     if path.is_file() and _holds_work(job.output_dir):
         previous = json.loads(path.read_text(encoding="utf-8"))
         changed = [key for key in settings if previous.get(key) != settings[key]]
+        precision = [key for key in ("dtype", "device") if key in changed]
+        if precision:
+            was = ", ".join(f"{key} {previous.get(key) or '(not recorded)'}" for key in precision)
+            now = ", ".join(f"{key} {settings[key]}" for key in precision)
+            raise UserInputError(
+                f"{job.output_dir} holds shards scored with {was}; this run would use {now} (from --dtype, "
+                f"--device, {FORCE_FP32_ENV} or the hardware), and mixed shards would not agree: resume with the "
+                "settings it was started with, or use a new --output-dir"
+            )
         if changed:
             raise UserInputError(
                 f"{job.output_dir} holds a run with different {', '.join(changed)}; resume with the same "
