@@ -19,6 +19,7 @@ from modeling_icc.curation.engines import datasets as hf_datasets
 from modeling_icc.curation.engines import workers
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.scoring import load as scorer_load
+from modeling_icc.scoring.load import ModelNotAvailableError
 from modeling_icc.utils.errors import UserInputError
 
 datasets.disable_progress_bars()
@@ -93,10 +94,12 @@ def test_top_k_ranks_by_raw_scores_when_scores_are_clipped():
     assert kept["icc_score"] == [1.0, 1.0]
 
 
-def test_existing_score_column_is_used_without_a_model():
+def test_existing_score_column_is_used_when_no_model_is_named():
     data = datasets.Dataset.from_dict({"caption": ["a", "b", "c"], "icc_score": [0.2, 0.9, 0.5]})
-    kept = filter_by_icc(data, top_k=2, model="/no/such/model")
+    kept = filter_by_icc(data, top_k=2)
     assert kept["caption"] == ["b", "c"]
+    with pytest.raises(ModelNotAvailableError):  # a model named is used (these scores record none), not ignored
+        filter_by_icc(data, top_k=2, model="/no/such/model")
 
 
 def test_clip_rule_keeps_rows_passing_both():
@@ -188,7 +191,7 @@ def test_an_empty_dataset_filters_to_an_empty_dataset_with_the_score_column(rule
     )
     for empty in (untyped, typed, typed.with_format("numpy")):
         kept = filter_by_icc(empty, model="lite", **rule)
-        assert kept.num_rows == 0 and kept.column_names == ["caption", "icc_score"]
+        assert kept.num_rows == 0 and kept.column_names == ["caption", "icc_score", "icc_model"]
         assert kept.features["icc_score"] == datasets.Value("float32")
     stream = filter_by_icc(_empty_stream(typed.features), model="lite", **rule)
     assert list(stream) == [] and "icc_score" in stream.features
@@ -201,10 +204,16 @@ def test_an_empty_dataset_filters_to_an_empty_dataset_with_the_score_column(rule
 def test_scoring_an_empty_dataset_adds_the_score_columns():
     empty = datasets.Dataset.from_dict({"caption": []})
     assert add_icc_scores(empty, model="lite", raw_column="raw").features == datasets.Features(
-        {"caption": datasets.Value("null"), "icc_score": datasets.Value("float32"), "raw": datasets.Value("float32")}
+        {
+            "caption": datasets.Value("null"),
+            "icc_score": datasets.Value("float32"),
+            "raw": datasets.Value("float32"),
+            "icc_model": datasets.Value("string"),
+        }
     )
     nested = add_icc_scores(datasets.Dataset.from_dict({"caption": [["a dog"]]}).select([]), model="lite")
-    assert nested.column_names == ["caption", "icc_score", "icc_score_min", "icc_score_mean", "icc_score_max"]
+    aggregates = ["icc_score_min", "icc_score_mean", "icc_score_max"]
+    assert nested.column_names == ["caption", "icc_score", *aggregates, "icc_model"]
     stream = add_icc_scores(_empty_stream(datasets.Features({"caption": datasets.Value("string")})), model="lite")
     assert list(stream) == [] and stream.features["icc_score"] == datasets.Value("float32")
 

@@ -14,7 +14,7 @@ into per-row lists; per-row ``min``/``mean``/``max`` summarize them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -140,6 +140,12 @@ def aggregate_column(output_column: str, how: str) -> str:
     return f"{output_column}_{how}"
 
 
+def model_column(score_column: str) -> str:
+    """The column naming the model whose scores ``score_column`` holds: ``icc_model`` beside ``icc_score``
+    (as in the CLI's outputs), ``{score_column}_model`` beside any other."""
+    return "icc_model" if score_column == "icc_score" else f"{score_column}_model"
+
+
 def scored_columns(
     scorer: ConcretenessScorer,
     values: Any,
@@ -149,10 +155,43 @@ def scored_columns(
     raw_column: str | None = None,
     aggregates: Sequence[str] = (),
 ) -> dict[str, Any]:
-    """New columns for a batch of captions (see :func:`score_columns`)."""
+    """New columns for a batch of captions (see :func:`score_columns`), and the model's id (:func:`model_column`)."""
     items = to_pylist(values)
     raw = score_nested(scorer, items) if nested else score_flat(scorer, items)
-    return score_columns(raw, output_column, raw_column=raw_column, aggregates=aggregates)
+    columns = score_columns(raw, output_column, raw_column=raw_column, aggregates=aggregates)
+    columns[model_column(output_column)] = [scorer.model_id] * len(items)
+    return columns
+
+
+def stored_scores_usable(
+    column_names: Sequence[str] | None,
+    score_column: str,
+    caption_column: str,
+    model_id: str | None,
+    stored_models: Callable[[], set[Any]],
+) -> bool:
+    """Whether ``score_column``, already in the data, stands for the scores of the model named ``model_id``.
+
+    Yes when no model is named (``None``) or when every row's :func:`model_column` records that
+    model (``stored_models()`` returns the ids found there); otherwise the captions are scored
+    again with the named model, and without ``caption_column`` that is a :class:`UserInputError`.
+    """
+    names = column_names or ()
+    if score_column not in names:
+        return False
+    if model_id is None:
+        return True
+    recorded = model_column(score_column)
+    stored = stored_models() if recorded in names else set()
+    if stored == {model_id}:
+        return True
+    if caption_column not in names:
+        found = ", ".join(sorted(map(str, stored))) or "no recorded model"
+        raise UserInputError(
+            f"column {score_column!r} holds scores of {found} (column {recorded!r}), not of model={model_id!r}, "
+            f"and there is no {caption_column!r} column to score again: pass no model to use the stored scores"
+        )
+    return False
 
 
 def score_columns(

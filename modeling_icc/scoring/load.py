@@ -53,6 +53,13 @@ PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth", "*.ckpt", "*.pk
 ModelSpec = str | os.PathLike | ConcretenessScorer | None
 
 
+def named_model_id(model: ModelSpec) -> str | None:
+    """The ``model_id`` scores of ``model`` record (``None``: no model named), without loading it."""
+    if model is None:
+        return None
+    return model.model_id if isinstance(model, ConcretenessScorer) else os.fspath(model)
+
+
 class ModelNotAvailableError(OSError):
     """The requested checkpoint is neither on disk, in the HF cache, nor reachable."""
 

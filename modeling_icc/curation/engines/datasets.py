@@ -26,15 +26,26 @@ from datasets import Dataset, Features, IterableDataset, LargeList, List, Value
 from datasets import Sequence as SequenceFeature
 from tqdm.auto import tqdm
 
-from ...scoring.load import ModelSpec, load_scorer
+from ...scoring.load import ModelSpec, load_scorer, named_model_id
 from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, aggregate_column, is_nested, scored_columns, to_float_array, to_pylist
+from ..columns import (
+    AGGREGATES,
+    aggregate_column,
+    is_nested,
+    model_column,
+    scored_columns,
+    stored_scores_usable,
+    to_float_array,
+    to_pylist,
+)
 from ..filter_plan import RAW_SCORE_COLUMN, ColumnRule, FilterPlan, Level, require_columns
 from ..selection import KeepRule
 from .workers import device_for_rank, threads_per_worker
 
 #: Rows per ``map`` call: large enough for length-sorted batching inside the scorer to pay off.
 DEFAULT_BATCH_SIZE = 4096
+#: Rows of a stream whose recorded model is checked before its stored scores are used.
+STREAM_CHECK_ROWS = 1000
 
 AnyDataset = Dataset | IterableDataset
 
@@ -79,6 +90,7 @@ class _ScoreBatch:
             features[self.raw_column] = score
         for how in self.aggregates:
             features[aggregate_column(self.output_column, how)] = Value("float32")
+        features[model_column(self.output_column)] = Value("string")
         return features
 
 
@@ -162,7 +174,8 @@ def add_icc_scores(
     captions score NaN. A column holding a list of captions per row (e.g. GBC
     node captions) gets one list of scores per row plus per-row
     ``{output_column}_min/_mean/_max`` (choose with ``aggregates``).
-    ``raw_column`` also stores the unclipped model output. ``num_proc`` (``Dataset``
+    ``raw_column`` also stores the unclipped model output. The scorer's ``model_id`` goes to
+    :func:`~modeling_icc.curation.columns.model_column` (``icc_model``). ``num_proc`` (``Dataset``
     only) runs that many processes, one per GPU when GPUs exist. A streaming
     ``IterableDataset`` is scored lazily as it is iterated.
     """
@@ -195,8 +208,9 @@ def filter_by_icc(
 ) -> AnyDataset:
     """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
 
-    Scores come from ``score_column`` when the dataset has it, else they are
-    computed first (see :func:`add_icc_scores`) and kept in the result. NaN
+    Scores come from ``score_column`` when the dataset has it and either no ``model`` is named
+    or its model column (``icc_model``) records that model; else they are computed first (see
+    :func:`add_icc_scores`) and kept in the result. NaN
     scores are never kept; top-k ties are broken by row order.
 
     Nested columns (a list of captions per row): ``level="row"`` keeps rows by
@@ -216,7 +230,10 @@ def filter_by_icc(
     scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
     dataset, restore_format = _without_format(dataset)
     names = dataset.column_names
-    plan = plan.bind(names, _column_is_nested(dataset, score_column if score_column in (names or ()) else column))
+    stored = stored_scores_usable(
+        names, score_column, column, named_model_id(model), lambda: _values_in(dataset, model_column(score_column))
+    )
+    plan = plan.bind(names, _column_is_nested(dataset, score_column if stored else column), use_scores=stored)
     if isinstance(dataset, Dataset):
         return restore_format(_filter_dataset(dataset, plan, scoring))
     if num_proc is not None:
@@ -368,6 +385,13 @@ def _check_dataset(dataset: object) -> None:
             f"expected a datasets.Dataset or IterableDataset, got {type(dataset).__name__} "
             "(for a DatasetDict, call this on each split)"
         )
+
+
+def _values_in(dataset: AnyDataset, column: str) -> set[Any]:
+    """The distinct values of ``column``: all of a ``Dataset``'s; a stream's first :data:`STREAM_CHECK_ROWS` rows'."""
+    if isinstance(dataset, Dataset):
+        return set(dataset.unique(column))
+    return {row[column] for row in dataset.select_columns([column]).take(STREAM_CHECK_ROWS)}
 
 
 def _column_is_nested(dataset: AnyDataset, column: str) -> bool:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ...scoring.base import ConcretenessScorer
 from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, flat_captions, is_nested, per_row, score_columns, score_flat
+from ..columns import AGGREGATES, flat_captions, is_nested, model_column, per_row, score_columns, score_flat
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan
 from ..io.readers import CaptionTable
 
@@ -78,7 +78,7 @@ def finish(
     keep = plan.mask(view, len(table), cuts) if plan.rules() else None
     hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
     columns = {name: values for name, values in view.items() if name not in hidden}
-    columns["icc_model"] = [model_id] * len(table)
+    columns[model_column(plan.score_column)] = [model_id] * len(table)
     return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0))
 
 

@@ -33,8 +33,8 @@ import ray
 import ray.data
 import torch
 
-from ...scoring.load import ModelSpec, load_scorer
-from ..columns import AGGREGATES, is_nested, scored_columns
+from ...scoring.load import ModelSpec, load_scorer, named_model_id
+from ..columns import AGGREGATES, is_nested, model_column, scored_columns, stored_scores_usable
 from ..filter_plan import RAW_SCORE_COLUMN, ColumnRule, Cuts, FilterPlan, Level, require_columns
 from ..selection import KeepRule
 
@@ -75,7 +75,10 @@ class ScoreBatches:
             aggregates=self.aggregates,
         )
         for name, values in new.items():
-            kind = pa.list_(pa.float32()) if isinstance(values, list) else pa.float32()
+            if name == model_column(self.output_column):
+                kind = pa.string()
+            else:
+                kind = pa.list_(pa.float32()) if isinstance(values, list) else pa.float32()
             array = pa.array(values, type=kind)
             if name in batch.column_names:
                 batch = batch.set_column(batch.column_names.index(name), name, array)
@@ -179,7 +182,8 @@ def filter_by_icc(
 ) -> ray.data.Dataset:
     """Keep rows by one ICC rule (and optionally a ``clip`` rule on ``clip_column``).
 
-    Uses ``score_column`` when present, else scores first with :func:`add_icc_scores`
+    Uses ``score_column`` when present and no ``model`` is named or its ``icc_model`` column records
+    that model, else scores first with :func:`add_icc_scores`
     (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
     columns take ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows, or
     ``level="node"`` (with aligned ``node_columns``) to keep node captions within rows,
@@ -191,7 +195,11 @@ def filter_by_icc(
     other = None if clip is None else ColumnRule(clip_column, clip)
     plan = FilterPlan(rule, column, score_column, level, aggregate, tuple(node_columns), other, tie_break_column)
     names = dataset.schema().names
-    plan = plan.bind(names, _column_is_nested(dataset, score_column if score_column in names else column))
+    recorded = model_column(score_column)
+    stored = stored_scores_usable(
+        names, score_column, column, named_model_id(model), lambda: set(dataset.unique(recorded))
+    )
+    plan = plan.bind(names, _column_is_nested(dataset, score_column if stored else column), use_scores=stored)
     scored = dataset
     if not plan.has_scores:
         scored = add_icc_scores(
