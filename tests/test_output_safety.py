@@ -147,3 +147,14 @@ def test_work_files_of_a_killed_ranking_job_are_removed_by_the_next_run(tmp_path
     again = [arg if arg != source else small for arg in command]
     assert subprocess.run(again, env=env, stdout=subprocess.DEVNULL).returncode == 0
     assert _spill_files(output, temp) == []
+
+
+def test_dev_stdout_sent_to_a_file_is_appended_to(pool, tmp_path):
+    """``--output /dev/stdout >> file`` writes through the shell's descriptor (never a temp file in /dev)."""
+    target = tmp_path / "scored.jsonl"
+    target.write_text('{"earlier": "line"}\n')
+    command = [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "-i", str(pool), "-o", "/dev/stdout"]
+    with target.open("ab") as stdout:
+        assert subprocess.run(command, stdout=stdout, stderr=subprocess.DEVNULL).returncode == 0
+    lines = target.read_text().splitlines()
+    assert lines[0] == '{"earlier": "line"}' and len(lines) == 21 and os.path.islink("/dev/stdout")

@@ -21,6 +21,7 @@ import glob
 import io
 import json
 import os
+import re
 import stat
 import tempfile
 from abc import ABC, abstractmethod
@@ -41,6 +42,8 @@ if TYPE_CHECKING:
 NewColumns = dict[str, Sequence[Any]]
 #: Marks the temporary files of :func:`atomic_output` (``.NAME.icc-XXXXXXXX.tmp``).
 _TEMP_MARK = ".icc-"
+#: Paths naming an open descriptor of this process (``/dev/stdout`` when the shell sent it to a file, say).
+_DESCRIPTOR_PATH = re.compile(r"/dev/(?:stdout|stderr)|/dev/fd/\d+|/proc/(?:self|thread-self|\d+)/fd/\d+")
 
 
 class TableWriter(ABC):
@@ -255,8 +258,8 @@ def atomic_output(path: str | os.PathLike, before_rename: Callable[[], None] | N
     behind by a killed process (nothing holds its lock) is removed by the next write
     of the same ``path``.
 
-    What is not a regular file is never replaced: a FIFO, a character device and any path
-    under ``/dev`` or ``/proc`` (``/dev/stdout``, also when the shell sent it to a file) are
+    What is not a regular file is never replaced: a FIFO, a character device and a path naming
+    an open descriptor (``/dev/stdout``, ``/dev/fd/N``, also when the shell sent it to a file) are
     written into as they are (appending, as a stream: a reader sees rows as they come);
     a directory or another special file is refused. A symlink is written through: its
     target is replaced, the link kept. ``before_rename`` runs right before the rename (an error
@@ -326,7 +329,7 @@ def writes_in_place(path: Path) -> bool:
         raise UserInputError(f"the output {path} is a directory; name a file")
     if not stat.S_ISREG(mode):
         raise UserInputError(f"the output {path} is not a regular file, a FIFO or a character device; name a file")
-    return Path(os.path.abspath(path)).parts[1:2] in (("dev",), ("proc",))
+    return bool(_DESCRIPTOR_PATH.fullmatch(os.path.abspath(path)))
 
 
 @contextmanager
