@@ -221,7 +221,9 @@ def file_job(
         source = path = check_input_file(name)
         fmt = detect_format(path, args.format)
     to_file = bool(args.output) and args.output != "-"
-    out_fmt = args.output_format or (infer_format(args.output) if to_file else default_output_format(fmt, path))
+    out_fmt = args.output_format or (
+        infer_format(args.output, option="--output-format") if to_file else default_output_format(fmt, path)
+    )
     output = Path(args.output) if to_file else sys.stdout.buffer
     plan = filter_plan(args, fmt, rule, other)
     return FileJob(source, fmt, output, out_fmt, plan=plan, progress=args.progress, **options)

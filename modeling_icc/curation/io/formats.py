@@ -46,8 +46,10 @@ VARYING_FIELDS = frozenset({"jsonl", "tar"})
 _SHOWN_COLUMNS = 30
 
 
-def infer_format(path: str | os.PathLike, explicit: str | None = None, formats: Sequence[str] = FORMATS) -> str:
-    """The table format from ``explicit`` or the file extension."""
+def infer_format(
+    path: str | os.PathLike, explicit: str | None = None, formats: Sequence[str] = FORMATS, option: str = "--format"
+) -> str:
+    """The table format from ``explicit`` or the file extension; ``option`` is the flag an error names."""
     if explicit:
         if explicit not in formats:
             raise UserInputError(f"unknown format {explicit!r}; choose one of {', '.join(formats)}")
@@ -56,7 +58,7 @@ def infer_format(path: str | os.PathLike, explicit: str | None = None, formats: 
     if suffix not in _EXTENSIONS:
         raise UserInputError(
             f"cannot tell the format of {str(path)!r} from its extension; use one of "
-            f"{', '.join(sorted(_EXTENSIONS))} or pass --format"
+            f"{', '.join(sorted(_EXTENSIONS))} or pass {option}"
         )
     return _EXTENSIONS[suffix]
 
