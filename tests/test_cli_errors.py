@@ -85,3 +85,55 @@ def test_every_flag_an_error_message_names_exists():
     ]
     assert not wrong, wrong
     assert {"--output-format", "--output-dir", "--workers"} <= options  # the scan sees the real parsers
+
+
+@pytest.mark.parametrize("threshold", ["1.1", "-0.1"])
+def test_threshold_outside_the_score_range_is_refused(captions, tmp_path, capsys, threshold):
+    out = tmp_path / "kept.txt"
+    assert icc("filter", "--model", "lite", "-i", captions, "-o", out, f"--threshold={threshold}") == 2
+    one_line_error(
+        capsys.readouterr().err, f"an ICC threshold must be in [0, 1], the range of the scores; got {threshold}"
+    )
+    assert not out.exists()
+    sharded = ("-i", captions, "--output-dir", tmp_path / "kept", f"--threshold={threshold}")
+    assert icc("filter", "--model", "lite", *sharded) == 2
+    one_line_error(capsys.readouterr().err, "an ICC threshold must be in [0, 1]")
+    assert not (tmp_path / "kept").exists()
+
+
+def test_threshold_bounds_apply_to_the_icc_rule_only(tmp_path, capsys):
+    import datasets
+
+    from modeling_icc import KeepRule, filter_by_icc
+    from modeling_icc.utils.errors import UserInputError
+
+    pool = datasets.Dataset.from_dict({"caption": ["a red car on a street", "the meaning of life"], "clip": [2.4, 0.3]})
+    with pytest.raises(UserInputError, match=r"must be in \[0, 1\]"):
+        filter_by_icc(pool, threshold=1.1, model="lite")
+    for edge in (0, 1):  # scores can reach both ends
+        filter_by_icc(pool, threshold=edge, model="lite")
+    # another column may live on any scale (CLIPScore with w=2.5 reaches 2.5); ranking is untouched
+    kept = filter_by_icc(pool, top_k=2, clip=KeepRule(threshold=1.5), clip_column="clip", model="lite")
+    assert kept["caption"] == ["a red car on a street"]
+    source = tmp_path / "pairs.csv"
+    source.write_text("caption,clip\na red car on a street,2.4\nthe meaning of life,0.3\n")
+    out = tmp_path / "kept.csv"
+    assert (
+        icc(
+            "filter",
+            "--model",
+            "lite",
+            "-i",
+            source,
+            "-o",
+            out,
+            "--top-k",
+            "2",
+            "--and-threshold",
+            "1.5",
+            "--and-column",
+            "clip",
+        )
+        == 0
+    )
+    assert out.read_text().splitlines()[1].startswith("a red car on a street,2.4,")
