@@ -7,11 +7,13 @@ exist, empty inputs and rules outside the score's range.
 
 import argparse
 import ast
+import json
 import re
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from modeling_icc.cli.main import COMMANDS, build_parser, main
@@ -137,3 +139,32 @@ def test_threshold_bounds_apply_to_the_icc_rule_only(tmp_path, capsys):
         == 0
     )
     assert out.read_text().splitlines()[1].startswith("a red car on a street,2.4,")
+
+
+def test_empty_jsonl_gives_an_empty_output_as_empty_txt_does(tmp_path, capsys):
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    for name in ("out.jsonl", "out.csv", "out.parquet"):
+        assert icc("score", "--model", "lite", "-i", empty, "-o", tmp_path / name) == 0, capsys.readouterr().err
+    assert (tmp_path / "out.jsonl").read_bytes() == b""
+    assert (tmp_path / "out.csv").read_text().splitlines() == ["icc_score,icc_model"]
+    assert "icc: wrote 0 rows to" in capsys.readouterr().err
+    result = icc_process("filter", "--model", "lite", "-i", "-", "--format", "jsonl", "--top-k", "3", input="")
+    assert result.returncode == 0 and result.stdout == "", result.stderr
+
+
+def test_an_empty_jsonl_shard_among_others_gives_an_empty_output_shard(tmp_path, capsys):
+    shards = tmp_path / "pool"
+    shards.mkdir()
+    uid = "0" * 31 + "5"
+    (shards / "a.jsonl").write_text(
+        f'{{"caption": "a red car", "uid": "{uid}"}}\n{{"caption": "life", "uid": "{uid[:-1]}6"}}\n'
+    )
+    (shards / "b.jsonl").write_text("\n")  # empty but for a blank line
+    out = tmp_path / "kept"
+    args = ("--model", "lite", "-i", shards / "*.jsonl", "--output-dir", out, "--top-k", "1")
+    assert icc("filter", *args, "--datacomp-subset", out / "subset.npy") == 0, capsys.readouterr().err
+    assert (out / "b.jsonl").read_bytes() == b"" and (out / "b.stats.json").is_file()
+    (kept,) = [json.loads(line) for line in (out / "a.jsonl").read_text().splitlines()]
+    assert kept["uid"] == uid and kept["caption"] == "a red car"
+    assert len(np.load(out / "subset.npy")) == 1

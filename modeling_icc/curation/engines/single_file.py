@@ -193,7 +193,7 @@ def _open_input(
     if job.datacomp_subset is not None:
         datacomp.check_subset_path(job.datacomp_subset)
         names = fields.names if fields else first.fieldnames
-        if job.uid_column not in names:
+        if job.uid_column not in names and (names or len(first)):  # an empty JSONL input has no columns
             raise UserInputError(missing_column_message(job.uid_column, names, first.source or "input"))
     if not isinstance(job.output, Path) and job.output_format in ("parquet", "tar"):
         raise UserInputError(

@@ -62,8 +62,9 @@ class CaptionTable:
         return len(self.captions)
 
     def values(self, name: str) -> list[Any]:
-        """Every row's value of column ``name`` (``None`` where a record lacks it)."""
-        if name == self.column:
+        """Every row's value of column ``name`` (``None`` where a record lacks it; none of an empty
+        input without columns, such as an empty JSONL file)."""
+        if name == self.column or not (self.fieldnames or self.captions):
             return self.captions
         if name not in self.fieldnames:
             raise UserInputError(missing_column_message(name, self.fieldnames, self.source or "input"))
