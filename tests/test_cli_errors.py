@@ -168,3 +168,57 @@ def test_an_empty_jsonl_shard_among_others_gives_an_empty_output_shard(tmp_path,
     (kept,) = [json.loads(line) for line in (out / "a.jsonl").read_text().splitlines()]
     assert kept["uid"] == uid and kept["caption"] == "a red car"
     assert len(np.load(out / "subset.npy")) == 1
+
+
+NO_CUDA = pytest.mark.skipif(
+    __import__("torch").cuda.is_available(), reason="checks the errors of a machine without CUDA"
+)
+
+
+@NO_CUDA
+@pytest.mark.parametrize(
+    ("device", "message"),
+    [
+        ("cuda", "device 'cuda' is not available: this torch"),
+        ("cuda:7", "device 'cuda:7' is not available"),
+        ("tpu", "unknown device 'tpu'; use 'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'"),
+        ("nonsense", "unknown device 'nonsense'"),
+        ("meta", "device 'meta' is not supported"),
+    ],
+)
+def test_a_device_that_is_not_here_is_one_line(captions, tmp_path, capsys, device, message):
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "mini", "-i", captions, "-o", out, "--device", device) == 2
+    one_line_error(capsys.readouterr().err, message)
+    assert not out.exists()
+    assert icc("score", "--model", "mini", "a dog", "--device", device) == 2
+    one_line_error(capsys.readouterr().err, message)
+
+
+def test_an_unknown_dtype_is_one_line(capsys):
+    assert icc("score", "--model", "mini", "a dog", "--dtype", "int8") == 2
+    one_line_error(capsys.readouterr().err, "unknown dtype 'int8'; use one of")
+
+
+@NO_CUDA
+def test_the_evaluate_module_names_a_missing_device():
+    from modeling_icc.hub.measurement import compute_icc
+    from modeling_icc.utils.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="device 'cuda:7' is not available"):
+        compute_icc(["a dog"], model_id="mini", device="cuda:7")
+    with pytest.raises(UserInputError, match="unknown dtype 'int8'"):
+        compute_icc(["a dog"], model_id="mini", dtype="int8")
+
+
+def test_a_gpu_index_beyond_the_gpus_here_is_named(monkeypatch):
+    import torch
+
+    from modeling_icc.scoring.devices import resolve_device
+    from modeling_icc.utils.errors import UserInputError
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert resolve_device("cuda:1") == torch.device("cuda:1")
+    with pytest.raises(UserInputError, match=r"device 'cuda:7' is not available: 2 CUDA GPUs here \(cuda:0, cuda:1\)"):
+        resolve_device("cuda:7")
