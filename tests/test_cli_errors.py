@@ -222,3 +222,60 @@ def test_a_gpu_index_beyond_the_gpus_here_is_named(monkeypatch):
     assert resolve_device("cuda:1") == torch.device("cuda:1")
     with pytest.raises(UserInputError, match=r"device 'cuda:7' is not available: 2 CUDA GPUs here \(cuda:0, cuda:1\)"):
         resolve_device("cuda:7")
+
+
+def _unwritable_folder() -> Path:
+    """A folder where not even root can create a file (sysfs)."""
+    folder = Path("/sys")
+    try:
+        (folder / "icc-probe").touch()
+    except OSError:
+        return folder
+    (folder / "icc-probe").unlink()
+    pytest.skip("/sys is writable here")
+
+
+@pytest.mark.parametrize("where", ["a directory", "under a file", "an unwritable folder", "sharded"])
+def test_an_unwritable_datacomp_subset_fails_before_any_work(tmp_path, capsys, where):
+    source = tmp_path / "pool.jsonl"
+    source.write_text('{"caption": "a red car", "uid": "%s"}\n' % ("0" * 32))
+    subset = {
+        "a directory": tmp_path / "subset.npy",
+        "under a file": source / "subset.npy",
+        "an unwritable folder": _unwritable_folder() / "icc" / "subset.npy",
+        "sharded": tmp_path / "subset.npy",
+    }[where]
+    if where in ("a directory", "sharded"):
+        subset.mkdir()
+    out = tmp_path / ("kept" if where == "sharded" else "kept.jsonl")
+    target = ("--output-dir",) if where == "sharded" else ("-o",)
+    args = ("-i", source, *target, out, "--threshold", "0.5", "--datacomp-subset", subset)
+    assert icc("filter", "--model", "lite", *args) == 2
+    err = capsys.readouterr().err
+    one_line_error(err, "the DataComp subset file")
+    assert ("is a directory" in err) if where in ("a directory", "sharded") else ("cannot write" in err)
+    assert not out.exists()
+
+
+def test_a_sharded_datacomp_subset_not_ending_in_npy_fails_before_any_work(tmp_path, capsys):
+    source = tmp_path / "pool.jsonl"
+    source.write_text('{"caption": "a red car", "uid": "%s"}\n' % ("0" * 32))
+    out = tmp_path / "kept"
+    assert (
+        icc(
+            "filter",
+            "--model",
+            "lite",
+            "-i",
+            source,
+            "--output-dir",
+            out,
+            "--threshold",
+            "0.5",
+            "--datacomp-subset",
+            tmp_path / "s.txt",
+        )
+        == 2
+    )
+    one_line_error(capsys.readouterr().err, "must end in .npy")
+    assert not out.exists()

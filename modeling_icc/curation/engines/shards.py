@@ -203,6 +203,8 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
         raise UserInputError(f"--workers must be >= 1, got {job.workers}")
     if job.datacomp_subset is not None and job.plan.rule is None:
         raise UserInputError("a DataComp subset needs a filter rule (use icc filter)")
+    if job.datacomp_subset is not None:
+        datacomp.check_subset_path(job.datacomp_subset, writable=True)
     shards = plan_shards(job)
     start = time.perf_counter()
     with _locked(job.output_dir):

@@ -191,7 +191,7 @@ def _open_input(
     if job.show and plan.nested:
         raise UserInputError("--show prints one caption per row; the captions here come in lists")
     if job.datacomp_subset is not None:
-        datacomp.check_subset_path(job.datacomp_subset)
+        datacomp.check_subset_path(job.datacomp_subset, writable=True)
         names = fields.names if fields else first.fieldnames
         if job.uid_column not in names and (names or len(first)):  # an empty JSONL input has no columns
             raise UserInputError(missing_column_message(job.uid_column, names, first.source or "input"))
