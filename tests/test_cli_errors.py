@@ -26,10 +26,9 @@ def icc(*args: object) -> int:
 
 
 def icc_process(*args: object, **options) -> subprocess.CompletedProcess:
-    """The command in a fresh interpreter."""
-    return subprocess.run(
-        [sys.executable, "-m", "modeling_icc", *map(str, args)], capture_output=True, text=True, **options
-    )
+    """The command in a fresh interpreter (stdout and stderr captured unless ``options`` say otherwise)."""
+    options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **options}
+    return subprocess.run([sys.executable, "-m", "modeling_icc", *map(str, args)], text=True, **options)
 
 
 def one_line_error(err: str, message: str) -> None:
@@ -279,3 +278,67 @@ def test_a_sharded_datacomp_subset_not_ending_in_npy_fails_before_any_work(tmp_p
     )
     one_line_error(capsys.readouterr().err, "must end in .npy")
     assert not out.exists()
+
+
+def _no_temp_files(folder: Path) -> None:
+    assert not list(folder.glob(".*.tmp")), list(folder.iterdir())
+
+
+def test_a_full_disk_on_stdout_is_one_line(tmp_path):
+    source = tmp_path / "in.txt"
+    source.write_text("a dog on a beach\n" * 50_000)
+    for command in (["score", "-i", source], ["filter", "-i", source, "--top-k", "10"], ["score", "a dog"]):
+        with open("/dev/full", "w") as full:
+            result = icc_process(*command, "--model", "lite", stdout=full)
+        one_line_error(result.stderr, "icc: error: No space left on device")
+        assert result.returncode == 2 and "Exception ignored" not in result.stderr
+
+
+def test_an_output_that_outgrows_the_disk_keeps_the_old_file(tmp_path):
+    """A file size limit (RLIMIT_FSIZE) stands for a full disk: the write fails mid-way."""
+    import resource
+
+    source = tmp_path / "in.txt"
+    source.write_text("a dog on a beach\n" * 50_000)
+    out = tmp_path / "out.jsonl"
+    out.write_text("the old output\n")
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, 100_000))
+
+    for command in (["score"], ["filter", "--top-fraction", "0.5"]):
+        result = icc_process(*command, "--model", "lite", "-i", source, "-o", out, preexec_fn=limit_file_size)
+        assert result.returncode == 2
+        one_line_error(result.stderr, "icc: error: File too large")
+        assert out.read_text() == "the old output\n"
+        _no_temp_files(tmp_path)
+
+
+def test_a_folder_that_turns_read_only_keeps_the_old_file(captions, tmp_path, capsys, monkeypatch):
+    import errno
+    import os
+
+    from modeling_icc.curation.io import writers
+
+    out = tmp_path / "out.jsonl"
+    out.write_text("the old output\n")
+
+    def read_only(source, target):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(target))
+
+    monkeypatch.setattr(writers.os, "replace", read_only)
+    assert icc("score", "--model", "lite", "-i", captions, "-o", out) == 2
+    one_line_error(capsys.readouterr().err, f"icc: error: {out}: Read-only file system")
+    assert out.read_text() == "the old output\n"
+    _no_temp_files(tmp_path)
+
+
+def test_an_unwritable_output_or_output_dir_fails_before_any_work(captions, tmp_path, capsys):
+    folder = _unwritable_folder()
+    assert icc("score", "--model", "lite", "-i", captions, "-o", folder / "out.jsonl") == 2
+    one_line_error(capsys.readouterr().err, f"cannot write the output {folder / 'out.jsonl'}: ")
+    assert icc("score", "--model", "lite", "-i", captions, "--output-dir", folder) == 2
+    one_line_error(capsys.readouterr().err, f"cannot write to the output directory {folder}: ")
+    (tmp_path / "d.jsonl").mkdir()
+    assert icc("score", "--model", "lite", "-i", captions, "-o", tmp_path / "d.jsonl") == 2
+    one_line_error(capsys.readouterr().err, f"the output {tmp_path / 'd.jsonl'} is a directory; name a file")

@@ -8,6 +8,7 @@ in a fraction of a second.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from importlib import import_module
 
@@ -42,6 +43,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one ``icc`` command; every failure a user can act on is one line on stderr (exit code 2).
+
+    The one place that maps exceptions to messages and exit codes: the commands' own
+    errors, errors of the system (a full disk, a read-only folder: ``OSError``) and a reader
+    that went away (``icc ... | head``: quiet, as Unix tools are).
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
@@ -56,7 +63,30 @@ def main(argv: list[str] | None = None) -> int:
         print(f"icc: error: {error}", file=sys.stderr)
         return 2
     except BrokenPipeError:
+        _silence_stdout()
         return 0
+    except OSError as error:
+        _silence_stdout()
+        print(f"icc: error: {_os_error_message(error)}", file=sys.stderr)
+        return 2
+
+
+def _os_error_message(error: OSError) -> str:
+    """``PATH: reason`` (or the reason alone), e.g. ``out.jsonl: No space left on device``."""
+    reason = error.strerror or str(error)
+    return f"{error.filename}: {reason}" if error.filename else reason
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null if what it holds cannot be written, so that the interpreter's
+    final flush does not fail again with a traceback (the reader has gone, the disk is full)."""
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except OSError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -463,7 +463,11 @@ def _locked(output_dir: Path) -> Iterator[None]:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserInputError(f"cannot create the output directory {output_dir}: {error.strerror}") from None
-    with (output_dir / LOCK_FILE).open("w") as handle:
+    try:
+        handle = (output_dir / LOCK_FILE).open("w")
+    except OSError as error:  # a read-only folder: nothing can be written here
+        raise UserInputError(f"cannot write to the output directory {output_dir}: {error.strerror}") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

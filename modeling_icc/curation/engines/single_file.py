@@ -45,7 +45,7 @@ from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
 from ..io.formats import VARYING_FIELDS, missing_column_message
 from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
-from ..io.writers import atomic_output, open_writer
+from ..io.writers import atomic_output, check_writable, open_writer
 from . import pieces
 from .spill import SpilledArrays
 
@@ -190,6 +190,8 @@ def _open_input(
     plan = pieces.bind(job.plan, first, job.output_format, fields.names if fields else None)
     if job.show and plan.nested:
         raise UserInputError("--show prints one caption per row; the captions here come in lists")
+    if isinstance(job.output, Path):
+        check_writable(job.output)
     if job.datacomp_subset is not None:
         datacomp.check_subset_path(job.datacomp_subset, writable=True)
         names = fields.names if fields else first.fieldnames
