@@ -342,3 +342,50 @@ def test_an_unwritable_output_or_output_dir_fails_before_any_work(captions, tmp_
     (tmp_path / "d.jsonl").mkdir()
     assert icc("score", "--model", "lite", "-i", captions, "-o", tmp_path / "d.jsonl") == 2
     one_line_error(capsys.readouterr().err, f"the output {tmp_path / 'd.jsonl'} is a directory; name a file")
+
+
+def _closing(fd: int):
+    """A ``preexec_fn`` that starts the command with file descriptor ``fd`` closed (``<&-``, ``>&-``)."""
+    import os
+
+    return lambda: os.close(fd)
+
+
+def test_closed_stdin_is_one_line():
+    for command in (["score", "--input", "-"], ["score"], ["filter", "-i", "-", "--threshold", "0.5"]):
+        result = icc_process(*command, "--model", "lite", stdin=None, preexec_fn=_closing(0))
+        assert result.returncode == 2, result.stderr
+        one_line_error(result.stderr, "icc: error: standard input is closed; pass --input FILE")
+
+
+def test_closed_stdout_is_one_line_unless_an_output_file_is_given(captions, tmp_path):
+    for command in (["score", "a dog"], ["score", "-i", captions], ["filter", "-i", captions, "--top-k", "1"]):
+        result = icc_process(*command, "--model", "lite", preexec_fn=_closing(1))
+        assert result.returncode == 2, result.stderr
+        one_line_error(result.stderr, "icc: error: standard output is closed; pass --output FILE")
+    out = tmp_path / "out.jsonl"
+    result = icc_process("score", "--model", "lite", "-i", captions, "-o", out, preexec_fn=_closing(1))
+    assert result.returncode == 0 and len(out.read_text().splitlines()) == 2, result.stderr
+
+
+def test_closed_stderr_keeps_messages_out_of_the_output(captions):
+    result = icc_process("score", "--model", "lite", "-i", captions, preexec_fn=_closing(2))
+    assert result.returncode == 0
+    assert [line.split("\t")[1] for line in result.stdout.splitlines()] == ["a dog on a beach", "the meaning of life"]
+
+
+def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
+    """``icc score ... | head -1``: no message, exit code 0 (the reader has what it wanted)."""
+    source = tmp_path / "in.txt"
+    source.write_text("a dog on a beach\n" * 200_000)
+    for command in (["score", "-i", source], ["filter", "-i", source, "--top-fraction", "0.9"]):
+        process = subprocess.Popen(
+            [sys.executable, "-m", "modeling_icc", *map(str, command), "--model", "lite"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert process.stdout.readline().endswith("\ta dog on a beach\n")
+        process.stdout.close()
+        assert process.wait() == 0
+        assert process.stderr.read() == ""

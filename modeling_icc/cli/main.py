@@ -46,15 +46,24 @@ def main(argv: list[str] | None = None) -> int:
     """Run one ``icc`` command; every failure a user can act on is one line on stderr (exit code 2).
 
     The one place that maps exceptions to messages and exit codes: the commands' own
-    errors, errors of the system (a full disk, a read-only folder: ``OSError``) and a reader
-    that went away (``icc ... | head``: quiet, as Unix tools are).
+    errors, errors of the system (a full disk, a read-only folder: ``OSError``), standard
+    streams the process was started without (``<&-``, ``>&-``) and a reader that went away
+    (``icc ... | head``: quiet, as Unix tools are).
     """
+    if sys.stderr is None:  # started with stderr closed: messages must not end up in the output
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (open for the rest of the process)
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     if not hasattr(args, "run"):
         parser.print_help()
         return 2
+    if sys.stdin is None:
+        sys.stdin = _ClosedStream("input", "pass --input FILE")
+    if sys.stdout is None:
+        sys.stdout = _ClosedStream(
+            "output", "pass --output FILE" if hasattr(args, "output") else "redirect it (> FILE)"
+        )
     from ..scoring.load import CheckpointError, ModelNotAvailableError
 
     try:
@@ -69,6 +78,20 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         print(f"icc: error: {_os_error_message(error)}", file=sys.stderr)
         return 2
+
+
+class _ClosedStream:
+    """Stands for a standard stream the process was started without (``<&-``, ``>&-``, where
+    Python sets it to ``None``): using it is a one-line error instead of an ``AttributeError``."""
+
+    def __init__(self, name: str, advice: str) -> None:
+        self.name, self.advice = name, advice
+
+    def flush(self) -> None:
+        """Nothing to flush (the interpreter flushes stdout on exit)."""
+
+    def __getattr__(self, attribute: str) -> object:
+        raise UserInputError(f"standard {self.name} is closed; {self.advice}")
 
 
 def _os_error_message(error: OSError) -> str:
