@@ -11,6 +11,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -389,3 +390,75 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
         process.stdout.close()
         assert process.wait() == 0
         assert process.stderr.read() == ""
+
+
+def _interrupted(command: list[object], ready: Callable[[], bool], **options) -> subprocess.CompletedProcess:
+    """Run ``icc COMMAND`` in its own process group and press Ctrl-C (SIGINT to the group) once ``ready()``."""
+    import os
+    import signal
+    import time
+
+    process = subprocess.Popen(
+        [sys.executable, "-m", "modeling_icc", *map(str, command)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        **options,
+    )
+    deadline = time.monotonic() + 120
+    while not ready():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=120)
+    deadline = time.monotonic() + 15  # no worker, server or tracker left behind (they exit with the job)
+    while _group_alive(process.pid):
+        assert time.monotonic() < deadline, "processes of the interrupted job are still running"
+        time.sleep(0.1)
+    return subprocess.CompletedProcess(process.args, process.returncode, out, err)
+
+
+def _group_alive(group: int) -> bool:
+    import os
+
+    try:
+        os.killpg(group, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_ctrl_c_on_one_file_is_one_line_and_leaves_nothing(tmp_path):
+    import os
+
+    source = tmp_path / "in.txt"
+    source.write_text("a dog on a beach\n" * 300_000)
+    out = tmp_path / "out.jsonl"
+    out.write_text("the old output\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    command = ["filter", "--model", "lite", "-i", source, "-o", out, "--top-fraction", "0.5"]
+    result = _interrupted(command, lambda: any(temp.iterdir()), env={**os.environ, "TMPDIR": str(temp)})
+    assert result.returncode == 130
+    assert result.stderr.strip() == "icc: interrupted"
+    assert out.read_text() == "the old output\n"
+    assert not any(temp.iterdir())
+    _no_temp_files(tmp_path)
+
+
+def test_ctrl_c_on_a_sharded_job_says_how_to_resume_and_leaves_nothing(tmp_path):
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    for shard in range(4):
+        (pool / f"{shard}.txt").write_text(f"a dog number {shard} on a beach\n" * 60_000)
+    out = tmp_path / "scored"
+    command = ["score", "--model", "lite", "-i", pool / "*.txt", "--output-dir", out, "--workers", "2"]
+    result = _interrupted(command, lambda: (out / "_run.json").is_file())
+    assert result.returncode == 130
+    assert result.stderr.strip() == "icc: interrupted; run the same command again to resume"
+    assert not list(out.rglob("*.tmp"))
+    resumed = icc_process(*command)
+    assert resumed.returncode == 0, resumed.stderr
+    assert [len((out / f"{shard}.txt").read_text().splitlines()) for shard in range(4)] == [60_000] * 4

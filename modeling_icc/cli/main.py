@@ -42,12 +42,16 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: Exit code of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
+INTERRUPTED = 130
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one ``icc`` command; every failure a user can act on is one line on stderr (exit code 2).
 
     The one place that maps exceptions to messages and exit codes: the commands' own
-    errors, errors of the system (a full disk, a read-only folder: ``OSError``), standard
-    streams the process was started without (``<&-``, ``>&-``) and a reader that went away
+    errors, errors of the system (a full disk, a read-only folder: ``OSError``), Ctrl-C
+    (exit code 130, temporary files removed on the way out) and a reader that went away
     (``icc ... | head``: quiet, as Unix tools are).
     """
     if sys.stderr is None:  # started with stderr closed: messages must not end up in the output
@@ -78,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         print(f"icc: error: {_os_error_message(error)}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        _silence_stdout()
+        resume = "; run the same command again to resume" if getattr(args, "output_dir", None) else ""
+        line_end = "\n" if sys.stderr.isatty() else ""  # past a progress bar's line
+        print(f"{line_end}icc: interrupted{resume}", file=sys.stderr)
+        return INTERRUPTED
 
 
 class _ClosedStream:

@@ -29,6 +29,9 @@ import fcntl
 import glob
 import json
 import multiprocessing
+import multiprocessing.forkserver
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -245,8 +248,12 @@ class _TaskRunner:
     def __enter__(self) -> _TaskRunner:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         if self.pool is not None:
+            if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                # Ctrl-C: stop the shards being written now (each removes its temp files), not after them
+                for process in list(self.pool._processes.values()):
+                    process.terminate()
             self.pool.shutdown(wait=True, cancel_futures=True)
 
     def run(self, tasks: list[ShardTask]) -> None:
@@ -256,7 +263,8 @@ class _TaskRunner:
                 self.progress.shards.update(1)
             return
         pool = self._pool()
-        futures: set[Future] = {pool.submit(_process_in_worker, self.job, task) for task in tasks}
+        with _sigint_deferred():  # submitting starts workers: none may be left half-started by Ctrl-C
+            futures: set[Future] = {pool.submit(_process_in_worker, self.job, task) for task in tasks}
         while futures:
             finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
             self._drain()
@@ -269,6 +277,8 @@ class _TaskRunner:
         if self.pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload([__name__])
+            with _sigint_ignored():  # the server and the workers it forks leave Ctrl-C to this process
+                multiprocessing.forkserver.ensure_running()
             self.reports = context.Queue()
             ranks = context.Value("i", 0)
             self.pool = ProcessPoolExecutor(
@@ -290,7 +300,45 @@ class _TaskRunner:
 _WORKER: dict[str, Any] = {}
 
 
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Processes started in this block ignore Ctrl-C (SIGINT) for their whole life (a disposition kept
+    across ``exec``); in a thread other than the main one, where signals cannot be set, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Ctrl-C (SIGINT) during the block is raised as ``KeyboardInterrupt`` once the block is done
+    (in the main thread; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
+def _exit_on_terminate(signum: int, frame: object) -> None:
+    """SIGTERM in a worker: exit through Python, so a shard being written removes its temp file."""
+    raise SystemExit(128 + signum)
+
+
 def _init_worker(ranks: Any, reports: Any, n_workers: int) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and stops the workers
+    signal.signal(signal.SIGTERM, _exit_on_terminate)
     with ranks.get_lock():
         _WORKER["rank"] = ranks.value % n_workers
         ranks.value += 1
