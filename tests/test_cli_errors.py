@@ -462,3 +462,19 @@ def test_ctrl_c_on_a_sharded_job_says_how_to_resume_and_leaves_nothing(tmp_path)
     resumed = icc_process(*command)
     assert resumed.returncode == 0, resumed.stderr
     assert [len((out / f"{shard}.txt").read_text().splitlines()) for shard in range(4)] == [60_000] * 4
+
+
+def test_workers_beyond_the_shards_and_cores_are_lowered_and_the_summary_says_what_ran(tmp_path, capsys):
+    from modeling_icc.curation.engines.workers import available_cores
+
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    for shard in range(3):
+        (pool / f"{shard}.txt").write_text("a dog on a beach\nthe meaning of life\n")
+    out = tmp_path / "scored"
+    assert icc("score", "--model", "lite", "-i", pool / "*.txt", "--output-dir", out, "--workers", "1000") == 0
+    ran = min(3, available_cores())
+    err = capsys.readouterr().err
+    assert f"icc: notice: --workers 1000 lowered to {ran} (3 shards; this process may use" in err
+    assert json.loads((out / "_summary.json").read_text())["workers"] == ran
+    assert ("by 2 worker processes" in err) == (ran == 2)

@@ -138,8 +138,16 @@ def run_sharded(
     if args.input == ["-"]:
         raise UserInputError("sharded jobs read files, not stdin")
     from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
+    from ..curation.engines.workers import available_cores, worker_count
 
     inputs = tuple(expand_inputs(args.input))
+    workers = worker_count(args.workers, len(inputs))
+    if workers < args.workers:
+        print(
+            f"icc: notice: --workers {args.workers} lowered to {workers} ({len(inputs)} shard"
+            f"{'s' * (len(inputs) != 1)}; this process may use {available_cores()} CPU cores)",
+            file=sys.stderr,
+        )
     plan = filter_plan(args, detect_format(inputs[0], args.format), rule, other)
     scorer = open_scorer(args)
     job = ShardJob(
@@ -153,14 +161,16 @@ def run_sharded(
         dtype=args.dtype,
         batch_size=args.batch_size,
         compile=args.compile,
-        workers=args.workers,
+        workers=workers,
         progress=args.progress,
         **job_options,
     )
     summary = run_shard_job(job, scorer=scorer)
     lines = [
         f"{summary['shards']} shard{'s' * (summary['shards'] != 1)}, {summary['rows']} rows scored with "
-        f"{summary['model']}" + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
+        f"{summary['model']}"
+        + (f" by {summary['workers']} worker processes" if summary["workers"] > 1 else "")
+        + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
         f"NaN (blank or non-text captions): {summary['nan']}",
     ]
     if summary["redone_missing_outputs"]:

@@ -55,7 +55,7 @@ from ..io import datacomp
 from ..io.formats import default_output_format, detect_format
 from ..io.tables import atomic_output, read_table, write_table
 from . import pieces
-from .workers import device_for_rank, threads_per_worker
+from .workers import device_for_rank, threads_per_worker, worker_count
 
 RUN_FILE = "_run.json"
 SUMMARY_FILE = "_summary.json"
@@ -204,6 +204,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     """
     if job.workers < 1:
         raise UserInputError(f"--workers must be >= 1, got {job.workers}")
+    job = replace(job, workers=worker_count(job.workers, len(job.inputs)))
     if job.datacomp_subset is not None and job.plan.rule is None:
         raise UserInputError("a DataComp subset needs a filter rule (use icc filter)")
     if job.datacomp_subset is not None:
@@ -227,7 +228,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
                 runner.run(unscored)
                 tasks = _with_cuts(job, shards, pending)
             runner.run(tasks)
-        summary = _summary(job, shards, time.perf_counter() - start)
+        summary = _summary(job, shards, time.perf_counter() - start, runner.processes)
         summary["redone_missing_outputs"] = lost
         write_json(job.output_dir / SUMMARY_FILE, summary)
     return summary
@@ -244,6 +245,8 @@ class _TaskRunner:
         self.job, self.scorer, self.progress = job, scorer, progress
         self.pool: ProcessPoolExecutor | None = None
         self.reports: Any = None
+        #: Processes that scored shards: this one alone, or the most the pool ever ran at once.
+        self.processes = 1
 
     def __enter__(self) -> _TaskRunner:
         return self
@@ -265,6 +268,7 @@ class _TaskRunner:
         pool = self._pool()
         with _sigint_deferred():  # submitting starts workers: none may be left half-started by Ctrl-C
             futures: set[Future] = {pool.submit(_process_in_worker, self.job, task) for task in tasks}
+        self.processes = max(self.processes, len(pool._processes))
         while futures:
             finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
             self._drain()
@@ -432,7 +436,8 @@ class SavedRankingValues:
                 yield arrays[f"rank_{self.name}"]
 
 
-def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[str, Any]:
+def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float, workers: int) -> dict[str, Any]:
+    """Totals over every shard; ``workers``: the processes that scored shards in this run."""
     stats = [json.loads(shard.stats.read_text(encoding="utf-8")) for shard in shards]
     rows = sum(item["rows"] for item in stats)
     busy = sum(item["seconds"] for item in stats)
@@ -449,7 +454,7 @@ def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[st
         "seconds_in_shards": round(busy, 3),
         "rows_per_second_per_worker": round(rows / busy, 1) if busy else None,
         "this_run_wall_seconds": round(wall_seconds, 3),
-        "workers": job.workers,
+        "workers": workers,
         "environment": environment(job.device or "auto"),
     }
     if job.datacomp_subset is not None:

@@ -30,3 +30,14 @@ def device_for_rank(device: str | torch.device | None, rank: int | None, cuda_de
 def threads_per_worker(n_workers: int) -> int:
     """This process's share of the CPU cores when ``n_workers`` processes score at once (no oversubscription)."""
     return max(1, (os.cpu_count() or 1) // max(1, n_workers))
+
+
+def worker_count(requested: int, shards: int) -> int:
+    """The worker processes worth starting: no more than the shards to score or the CPU cores
+    this process may use (each worker needs at least one; more would only compete for them)."""
+    return max(1, min(requested, shards, available_cores()))
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
