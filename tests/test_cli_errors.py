@@ -478,3 +478,138 @@ def test_workers_beyond_the_shards_and_cores_are_lowered_and_the_summary_says_wh
     assert f"icc: notice: --workers 1000 lowered to {ran} (3 shards; this process may use" in err
     assert json.loads((out / "_summary.json").read_text())["workers"] == ran
     assert ("by 2 worker processes" in err) == (ran == 2)
+
+
+def _compress(data: bytes, path: Path) -> Path:
+    """``data`` written to ``path`` compressed as its extension says (zstd through Arrow)."""
+    import bz2
+    import gzip
+    import lzma
+
+    import pyarrow as pa
+
+    writers = {".gz": gzip.compress, ".bz2": bz2.compress, ".xz": lzma.compress}
+    if path.suffix == ".zst":
+        with pa.output_stream(str(path), compression="zstd") as stream:
+            stream.write(data)
+    else:
+        path.write_bytes(writers[path.suffix](data))
+    return path
+
+
+TABLES = {
+    "jsonl": b'{"caption": "a red car on a street", "id": 1}\n{"caption": "the meaning of life", "id": 2}\n',
+    "csv": b"id,caption\n1,a red car on a street\n2,the meaning of life\n",
+    "tsv": b"id\tcaption\n1\ta red car on a street\n2\tthe meaning of life\n",
+    "txt": b"a red car on a street\nthe meaning of life\n",
+}
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
+@pytest.mark.parametrize("fmt", sorted(TABLES))
+def test_compressed_inputs_read_as_their_plain_text(tmp_path, capsys, fmt, suffix):
+    plain = tmp_path / f"in.{fmt}"
+    plain.write_bytes(TABLES[fmt])
+    packed = _compress(TABLES[fmt], tmp_path / f"in.{fmt}{suffix}")
+    assert icc("score", "--model", "lite", "-i", plain, "-o", tmp_path / f"plain.{fmt}") == 0
+    assert icc("score", "--model", "lite", "-i", packed, "-o", tmp_path / f"packed.{fmt}") == 0
+    assert (tmp_path / f"packed.{fmt}").read_bytes() == (tmp_path / f"plain.{fmt}").read_bytes()
+    capsys.readouterr()
+
+
+def test_compression_is_also_known_by_its_first_bytes(tmp_path):
+    data = TABLES["jsonl"]
+    packed = _compress(data, tmp_path / "pool.jsonl.gz").rename(tmp_path / "pool.data")
+    result = icc_process("score", "--model", "lite", "-i", packed, "--format", "jsonl")
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [1, 2]
+    stdin = _compress(data, tmp_path / "stdin.zst").read_bytes()
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "modeling_icc",
+            "filter",
+            "--model",
+            "lite",
+            "-i",
+            "-",
+            "--format",
+            "jsonl",
+            "--top-k",
+            "1",
+        ],
+        input=stdin,
+        capture_output=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [1]
+
+
+def test_sharded_jobs_read_compressed_shards(tmp_path, capsys):
+    pool = tmp_path / "pool"
+    pool.mkdir()
+    _compress(TABLES["jsonl"], pool / "a.jsonl.gz")
+    _compress(TABLES["jsonl"], pool / "b.jsonl.zst")
+    _compress(TABLES["csv"], pool / "c.csv.xz")
+    out = tmp_path / "kept"
+    assert icc("filter", "--model", "lite", "-i", pool / "*", "--output-dir", out, "--top-k", "3") == 0, (
+        capsys.readouterr().err
+    )
+    outputs = [path.name for path in out.iterdir() if not path.name.startswith((".", "_"))]
+    assert sorted(name for name in outputs if ".stats." not in name) == ["a.jsonl", "b.jsonl", "c.csv"]
+    kept = [json.loads(line)["id"] for name in ("a.jsonl", "b.jsonl") for line in (out / name).read_text().splitlines()]
+    assert kept == [1, 1] and (out / "c.csv").read_text().splitlines()[1].startswith("1,a red car on a street,")
+
+
+def test_compressed_parquet_and_tar_are_refused_with_the_command_that_decompresses_them(tmp_path, capsys):
+    import io
+    import tarfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buffer = io.BytesIO()
+    pq.write_table(pa.table({"caption": ["a red car"]}), buffer)
+    packed = _compress(buffer.getvalue(), tmp_path / "pool.parquet.gz")
+    assert icc("score", "--model", "lite", "-i", packed) == 2
+    one_line_error(
+        capsys.readouterr().err,
+        f"{packed} is gzip-compressed parquet, which is read by seeking: decompress it first (gunzip -k {packed})",
+    )
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("0.txt")
+        info.size = 5
+        tar.addfile(info, io.BytesIO(b"a dog"))
+    packed = _compress(buffer.getvalue(), tmp_path / "shard.tar.xz")
+    assert icc("score", "--model", "lite", "-i", packed) == 2
+    one_line_error(
+        capsys.readouterr().err, "is xz-compressed tar, which is read by seeking: decompress it first (unxz -k"
+    )
+
+
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
+def test_a_compressed_output_name_writes_compressed_text(tmp_path, capsys, suffix):
+    import bz2
+    import gzip
+    import lzma
+
+    import pyarrow as pa
+
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(TABLES["jsonl"])
+    plain, packed = tmp_path / "kept.jsonl", tmp_path / f"kept.jsonl{suffix}"
+    for out in (plain, packed):
+        assert icc("filter", "--model", "lite", "-i", source, "-o", out, "--top-k", "1") == 0
+    capsys.readouterr()
+    readers = {".gz": gzip.decompress, ".bz2": bz2.decompress, ".xz": lzma.decompress}
+    if suffix == ".zst":
+        with pa.input_stream(str(packed), compression="zstd") as stream:
+            data = stream.read()
+    else:
+        data = readers[suffix](packed.read_bytes())
+    assert data == plain.read_bytes() and json.loads(data)["id"] == 1
+    _no_temp_files(tmp_path)
+    assert icc("score", "--model", "lite", "-i", source, "-o", tmp_path / f"out.parquet{suffix}") == 2
+    one_line_error(capsys.readouterr().err, "parquet output is not compressed as a whole")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..curation.filter_plan import ColumnRule, FilterPlan
+from ..curation.io import compression
 from ..curation.io.formats import (
     FORMAT_COLUMNS,
     FORMATS,
@@ -234,6 +235,11 @@ def file_job(
     out_fmt = args.output_format or (
         infer_format(args.output, option="--output-format") if to_file else default_output_format(fmt, path)
     )
+    if to_file and out_fmt in ("parquet", "tar") and compression.by_extension(args.output):
+        raise UserInputError(
+            f"{out_fmt} output is not compressed as a whole (Parquet compresses its columns, tar members are "
+            f"copied): drop the {Path(args.output).suffix} from {args.output}"
+        )
     output = Path(args.output) if to_file else sys.stdout.buffer
     plan = filter_plan(args, fmt, rule, other)
     return FileJob(source, fmt, output, out_fmt, plan=plan, progress=args.progress, **options)

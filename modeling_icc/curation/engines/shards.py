@@ -52,6 +52,7 @@ from ...utils.provenance import environment, write_json
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
+from ..io.compression import table_stem
 from ..io.formats import default_output_format, detect_format
 from ..io.tables import atomic_output, read_table, write_table
 from . import pieces
@@ -172,7 +173,7 @@ def plan_shards(job: ShardJob) -> list[Shard]:
         fmt = detect_format(path, job.input_format)
         scores_only = fmt == "tar" and job.plan.rule is None  # scores of tar samples, without their images
         out_fmt = job.output_format or ("parquet" if scores_only else default_output_format(fmt, path))
-        name = path.name[: -len(path.suffix)] if path.suffix else path.name
+        name = table_stem(path)  # a.jsonl.gz -> a (outputs are not compressed)
         if name in names:
             raise UserInputError(
                 f"{names[name]} and {path} would both write {name}.*; run them into separate --output-dir"

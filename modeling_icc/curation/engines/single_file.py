@@ -42,7 +42,7 @@ from ...scoring.base import ConcretenessScorer
 from ...utils.errors import UserInputError
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
-from ..io import datacomp
+from ..io import compression, datacomp
 from ..io.formats import VARYING_FIELDS, missing_column_message
 from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
 from ..io.writers import atomic_output, check_writable, open_writer
@@ -152,6 +152,8 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
             else ((chunk, pieces.score(scorer, plan, chunk, report), None) for chunk in chunks)
         )
         stream = stack.enter_context(atomic_output(job.output)) if isinstance(job.output, Path) else job.output
+        if isinstance(job.output, Path):  # kept.jsonl.gz: written compressed into the temp file
+            stream = stack.enter_context(compression.compressed_output(stream, compression.by_extension(job.output)))
         writer = stack.enter_context(open_writer(stream, job.output_format, fields))
         uid_parts = []
         for chunk, raw, cuts in scored:
