@@ -613,3 +613,36 @@ def test_a_compressed_output_name_writes_compressed_text(tmp_path, capsys, suffi
     _no_temp_files(tmp_path)
     assert icc("score", "--model", "lite", "-i", source, "-o", tmp_path / f"out.parquet{suffix}") == 2
     one_line_error(capsys.readouterr().err, "parquet output is not compressed as a whole")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["score", "a dog", "--format", "csv"], "--format and --column describe an --input file"),
+        (["score", "a dog", "--column", "text"], "--format and --column describe an --input file"),
+        (["score", "a dog", "--device", "cuda"], "--device does not apply to lite (pure Python, on the CPU"),
+        (["score", "a dog", "--dtype", "bf16", "--batch-size", "8"], "--dtype, --batch-size do not apply to lite"),
+        (["score", "a dog", "--compile"], "--compile does not apply to lite"),
+        (["filter", "-i", "{captions}", "--threshold", "0.5", "--uid-column", "id"], "--uid-column names the uids"),
+        (
+            ["filter", "-i", "{captions}", "--threshold", "0.5", "--and-column", "clip"],
+            "--and-column clip needs a rule",
+        ),
+        (["filter", "-i", "{captions}", "--threshold", "0.5", "--aggregate", "min"], "--aggregate applies to lists"),
+        (["filter", "-i", "{captions}", "--output-dir", "{tmp}/kept", "--top-k", "1", "--show", "2"], "--show prints"),
+    ],
+)
+def test_options_that_would_be_ignored_are_refused(captions, tmp_path, capsys, args, message):
+    args = [arg.format(captions=captions, tmp=tmp_path) for arg in args]
+    assert icc(*args, "--model", "lite") == 2
+    one_line_error(capsys.readouterr().err, message)
+    assert not (tmp_path / "kept").exists()
+
+
+def test_the_options_still_work_where_they_apply(tmp_path, capsys):
+    source = tmp_path / "pool.jsonl"
+    source.write_text('{"caption": "a red car on a street", "id": "%s", "clip": 0.3}\n' % ("0" * 32))
+    args = ["-i", source, "-o", tmp_path / "kept.jsonl", "--threshold", "0.5", "--and-column", "clip"]
+    args += ["--and-threshold", "0.2", "--uid-column", "id", "--datacomp-subset", tmp_path / "subset.npy"]
+    assert icc("filter", "--model", "lite", "--device", "cpu", *args) == 0, capsys.readouterr().err
+    assert len(np.load(tmp_path / "subset.npy")) == 1

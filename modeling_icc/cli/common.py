@@ -284,6 +284,24 @@ def quantile_line(quantiles: list[float] | None) -> str:
     return "score quantiles p5/p25/p50/p75/p95: " + " / ".join(f"{q:.3f}" for q in quantiles)
 
 
+def check_model_options(args: argparse.Namespace) -> None:
+    """Options that would be ignored are refused: lite is pure Python on the CPU, with no batches."""
+    if args.model != LITE_MODEL_ID:
+        return
+    given = {
+        "--device": args.device not in (None, "cpu"),
+        "--dtype": args.dtype is not None,
+        "--compile": args.compile,
+        "--batch-size": args.batch_size is not None,
+    }
+    unused = [option for option, used in given.items() if used]
+    if unused:
+        raise UserInputError(
+            f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to {LITE_MODEL_ID} "
+            f"(pure Python, on the CPU, no batches): drop {'it' if len(unused) == 1 else 'them'}, or use --model mini"
+        )
+
+
 def require_positive(value: int | None, name: str) -> None:
     if value is not None and value <= 0:
         raise UserInputError(f"{name} must be positive, got {value}")

@@ -46,6 +46,10 @@ def bind(
             f"column {plan.column!r} holds a list of captions per row, which .txt output cannot hold; "
             "pass --output-format jsonl, csv, tsv or parquet"
         )
+    if plan.aggregate is not None and not nested and len(table):
+        raise UserInputError(
+            f"column {plan.column!r} holds one caption per row: --aggregate applies to lists of captions (GBC)"
+        )
     names = column_names or table.fieldnames or (None if len(table) == 0 else [])
     return plan.bind(names, nested, use_scores=False, source=table.source or "input")
 
