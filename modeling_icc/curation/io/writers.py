@@ -305,6 +305,8 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> Path:
     path = Path(path)
     if path.is_dir():
         raise UserInputError(f"the {what} {path} is a directory; name a file")
+    if path.exists() and not path.is_file():  # a FIFO or a device is written where it is, not beside it
+        return path
     folder = path.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
