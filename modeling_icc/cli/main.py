@@ -56,9 +56,20 @@ def main(argv: list[str] | None = None) -> int:
     """
     if sys.stderr is None:  # started with stderr closed: messages must not end up in the output
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (open for the rest of the process)
-    argv = sys.argv[1:] if argv is None else list(argv)
+    args = argparse.Namespace()  # filled by the parser, read here once Ctrl-C stops anything
+    try:
+        return _run(sys.argv[1:] if argv is None else list(argv), args)
+    except KeyboardInterrupt:
+        _silence_stdout()
+        resume = "; run the same command again to resume" if getattr(args, "output_dir", None) else ""
+        line_end = "\n" if sys.stderr.isatty() else ""  # past a progress bar's line
+        print(f"{line_end}icc: interrupted{resume}", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _run(argv: list[str], args: argparse.Namespace) -> int:
     parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
-    args = parser.parse_args(argv)
+    parser.parse_args(argv, namespace=args)
     if not hasattr(args, "run"):
         parser.print_help()
         return 2
@@ -82,12 +93,6 @@ def main(argv: list[str] | None = None) -> int:
         _silence_stdout()
         print(f"icc: error: {_os_error_message(error)}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        _silence_stdout()
-        resume = "; run the same command again to resume" if getattr(args, "output_dir", None) else ""
-        line_end = "\n" if sys.stderr.isatty() else ""  # past a progress bar's line
-        print(f"{line_end}icc: interrupted{resume}", file=sys.stderr)
-        return INTERRUPTED
 
 
 class _ClosedStream:
