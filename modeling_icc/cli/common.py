@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..curation.filter_plan import ColumnRule, FilterPlan
+from ..curation.io import compression
 from ..curation.io.formats import (
     FORMAT_COLUMNS,
     FORMATS,
@@ -138,8 +139,16 @@ def run_sharded(
     if args.input == ["-"]:
         raise UserInputError("sharded jobs read files, not stdin")
     from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
+    from ..curation.engines.workers import available_cores, worker_count
 
     inputs = tuple(expand_inputs(args.input))
+    workers = worker_count(args.workers, len(inputs))
+    if workers < args.workers:
+        print(
+            f"icc: notice: --workers {args.workers} lowered to {workers} ({len(inputs)} shard"
+            f"{'s' * (len(inputs) != 1)}; this process may use {available_cores()} CPU cores)",
+            file=sys.stderr,
+        )
     plan = filter_plan(args, detect_format(inputs[0], args.format), rule, other)
     scorer = open_scorer(args)
     job = ShardJob(
@@ -153,14 +162,16 @@ def run_sharded(
         dtype=args.dtype,
         batch_size=args.batch_size,
         compile=args.compile,
-        workers=args.workers,
+        workers=workers,
         progress=args.progress,
         **job_options,
     )
     summary = run_shard_job(job, scorer=scorer)
     lines = [
         f"{summary['shards']} shard{'s' * (summary['shards'] != 1)}, {summary['rows']} rows scored with "
-        f"{summary['model']}" + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
+        f"{summary['model']}"
+        + (f" by {summary['workers']} worker processes" if summary["workers"] > 1 else "")
+        + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
         f"NaN (blank or non-text captions): {summary['nan']}",
     ]
     if summary["redone_missing_outputs"]:
@@ -222,6 +233,11 @@ def file_job(
         fmt = detect_format(path, args.format)
     to_file = bool(args.output) and args.output != "-"
     out_fmt = args.output_format or _output_format(args.output if to_file else None, fmt, path)
+    if to_file and out_fmt in ("parquet", "tar") and compression.by_extension(args.output):
+        raise UserInputError(
+            f"{out_fmt} output is not compressed as a whole (Parquet compresses its columns, tar members are "
+            f"copied): drop the {Path(args.output).suffix} from {args.output}"
+        )
     output = Path(args.output) if to_file else sys.stdout.buffer
     plan = filter_plan(args, fmt, rule, other)
     return FileJob(source, fmt, output, out_fmt, plan=plan, progress=args.progress, **options)
@@ -233,7 +249,7 @@ def _output_format(output: str | None, input_format: str, path: Path | None) -> 
 
     if output is not None:
         try:
-            return infer_format(output)
+            return infer_format(output, option="--output-format")
         except UserInputError:
             if not writes_in_place(Path(output)):
                 raise
@@ -277,6 +293,24 @@ def quantile_line(quantiles: list[float] | None) -> str:
     if quantiles is None:
         return "no scored rows"
     return "score quantiles p5/p25/p50/p75/p95: " + " / ".join(f"{q:.3f}" for q in quantiles)
+
+
+def check_model_options(args: argparse.Namespace) -> None:
+    """Options that would be ignored are refused: lite is pure Python on the CPU, with no batches."""
+    if args.model != LITE_MODEL_ID:
+        return
+    given = {
+        "--device": args.device not in (None, "cpu"),
+        "--dtype": args.dtype is not None,
+        "--compile": args.compile,
+        "--batch-size": args.batch_size is not None,
+    }
+    unused = [option for option, used in given.items() if used]
+    if unused:
+        raise UserInputError(
+            f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to {LITE_MODEL_ID} "
+            f"(pure Python, on the CPU, no batches): drop {'it' if len(unused) == 1 else 'them'}, or use --model mini"
+        )
 
 
 def require_positive(value: int | None, name: str) -> None:

@@ -11,16 +11,21 @@ import numpy as np
 from ..curation.columns import AGGREGATES
 from ..curation.filter_plan import ColumnRule
 from ..curation.selection import KeepRule
+from ..utils.errors import UserInputError
 from .common import (
     add_input_options,
     add_model_options,
     add_shard_options,
+    check_model_options,
     file_job,
     print_summary,
     require_positive,
     run_sharded,
     run_single_file,
 )
+
+#: The other rule's column when --and-column is not given (a CLIPScore column's usual name).
+CLIP_COLUMN = "clip_score"
 
 EXAMPLES = """examples:
   icc filter --input captions.csv --output concrete.csv --threshold 0.5
@@ -52,7 +57,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     other = parser.add_argument_group(
         "another column's rule (rows must pass both): an image-text score (CLIPScore), a relatedness label or score"
     )
-    other.add_argument("--and-column", "--clip-column", default="clip_score", help="the column (default: clip_score)")
+    other.add_argument(
+        "--and-column", "--clip-column", default=None, help=f"the column (default: {CLIP_COLUMN}); needs a rule below"
+    )
     other_rule = other.add_mutually_exclusive_group()
     other_rule.add_argument(
         "--and-threshold",
@@ -86,7 +93,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="FILE.npy",
         help="also write the kept rows' uids as DataComp's resharder subset file (sorted u8,u8 array)",
     )
-    subset.add_argument("--uid-column", default="uid", help="column with the 32-hex-digit uids (default: uid)")
+    subset.add_argument(
+        "--uid-column", default=None, help="column with the 32-hex-digit uids (default: uid); needs --datacomp-subset"
+    )
     add_shard_options(parser)
     add_model_options(parser)
     parser.set_defaults(run=run)
@@ -95,19 +104,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def other_rule(args: argparse.Namespace) -> ColumnRule | None:
     given = (args.and_threshold, args.and_top_fraction, args.and_top_k)
     if all(value is None for value in given):
+        if args.and_column is not None:
+            raise UserInputError(
+                f"--and-column {args.and_column} needs a rule: --and-threshold, --and-top-fraction or --and-top-k"
+            )
         return None
     return ColumnRule(
-        args.and_column,
+        args.and_column or CLIP_COLUMN,
         KeepRule(threshold=args.and_threshold, top_fraction=args.and_top_fraction, top_k=args.and_top_k),
     )
 
 
 def run(args: argparse.Namespace) -> int:
     require_positive(args.batch_size, "--batch-size")
+    check_model_options(args)
     rule = KeepRule(threshold=args.threshold, top_fraction=args.top_fraction, top_k=args.top_k)
     subset = Path(args.datacomp_subset) if args.datacomp_subset else None
-    options = {"uid_column": args.uid_column, "datacomp_subset": subset}
+    if args.uid_column is not None and subset is None:
+        raise UserInputError("--uid-column names the uids of --datacomp-subset FILE.npy; add it or drop --uid-column")
+    options = {"datacomp_subset": subset, **({"uid_column": args.uid_column} if args.uid_column else {})}
     if args.output_dir:
+        if args.show:
+            raise UserInputError("--show prints the rows of one file; without --output-dir, or read the output shards")
         return run_sharded(args, rule, other_rule(args), **options)
     job = file_job(args, rule=rule, other=other_rule(args), show=args.show, **options)
     result = run_single_file(args, job)

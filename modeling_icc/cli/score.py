@@ -12,6 +12,7 @@ from .common import (
     add_input_options,
     add_model_options,
     add_shard_options,
+    check_model_options,
     file_job,
     invalid_text_line,
     open_scorer,
@@ -46,8 +47,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     require_positive(args.batch_size, "--batch-size")
+    check_model_options(args)
     if args.texts and args.input:
         raise UserInputError("give captions as arguments or --input, not both")
+    if args.texts and (args.format or args.column):
+        raise UserInputError("--format and --column describe an --input file; captions given as arguments need neither")
     if args.output_dir:
         if not args.input:
             raise UserInputError("--output-dir needs --input shards")

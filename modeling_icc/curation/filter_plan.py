@@ -58,7 +58,8 @@ class FilterPlan:
     but only its captions passing the rule (within the row), along with the same positions
     of ``node_columns``. ``tie_break_column`` names unique row ids that break ties at a
     ranking cut where the engine has no global row order (Ray). ``nested`` and
-    ``has_scores`` describe the input and are set by :meth:`bind`.
+    ``has_scores`` describe the input and are set by :meth:`bind`. An ICC ``threshold``
+    outside [0, 1] is refused (scores are clipped to it); another column's may be any number.
     """
 
     rule: KeepRule | None = None
@@ -82,6 +83,9 @@ class FilterPlan:
             raise UserInputError("node_columns only apply with level='node'")
         if self.level == "node" and self.rule is None:
             raise UserInputError("level='node' needs a rule for the node captions")
+        threshold = None if self.rule is None else self.rule.threshold
+        if threshold is not None and not 0.0 <= threshold <= 1.0:  # it would keep every row or none, silently
+            raise UserInputError(f"an ICC threshold must be in [0, 1], the range of the scores; got {threshold:g}")
 
     def bind(
         self, column_names: Sequence[str] | None, nested: bool, use_scores: bool = True, source: object = None

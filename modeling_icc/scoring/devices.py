@@ -13,9 +13,14 @@ import os
 
 import torch
 
+from ..utils.errors import UserInputError
+
 #: Environment variable that forces the fp32 path (see the module docstring).
 FORCE_FP32_ENV = "ICC_FORCE_FP32"
 
+#: Accelerators a device may name, by torch device type (their torch module says whether one is here).
+_BACKENDS = {"cuda": "CUDA GPU", "mps": "Apple MPS GPU", "xpu": "Intel XPU GPU"}
+_DEVICE_NAMES = "'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'"
 _DTYPES = {
     "float32": torch.float32,
     "fp32": torch.float32,
@@ -27,14 +32,39 @@ _DTYPES = {
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
-    """``None`` picks CUDA, then Apple MPS, then CPU."""
+    """``None`` picks CUDA, then Apple MPS, then CPU; a device that is not here is a ``UserInputError``
+    (rather than torch's error from deep inside the first forward pass)."""
     if device is not None:
-        return torch.device(device)
+        return _available_device(device)
     if torch.cuda.is_available():
         return torch.device("cuda")
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def _available_device(device: str | torch.device) -> torch.device:
+    try:
+        resolved = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise UserInputError(f"unknown device {str(device)!r}; use {_DEVICE_NAMES}") from None
+    if resolved.type == "cpu":
+        return resolved
+    if resolved.type not in _BACKENDS:
+        raise UserInputError(f"device {str(device)!r} is not supported; use {_DEVICE_NAMES}")
+    backend = getattr(torch, resolved.type, None) if resolved.type != "mps" else getattr(torch.backends, "mps", None)
+    if backend is None or not backend.is_available():
+        raise UserInputError(
+            f"device {str(device)!r} is not available: this torch ({torch.__version__}) sees no "
+            f"{_BACKENDS[resolved.type]}; use 'cpu', or no device for the best one available"
+        )
+    count = backend.device_count() if hasattr(backend, "device_count") else 1
+    if resolved.index is not None and resolved.index >= count:
+        raise UserInputError(
+            f"device {str(device)!r} is not available: {count} {_BACKENDS[resolved.type]}"
+            f"{'s' * (count != 1)} here ({', '.join(f'{resolved.type}:{i}' for i in range(count))})"
+        )
+    return resolved
 
 
 def fp32_forced() -> bool:
@@ -86,4 +116,4 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
     try:
         return _DTYPES[str(dtype).lower()]
     except KeyError:
-        raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}") from None
+        raise UserInputError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}") from None

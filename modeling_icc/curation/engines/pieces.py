@@ -38,14 +38,20 @@ def bind(
     plan: FilterPlan, table: CaptionTable, output_format: str, column_names: list[str] | None = None
 ) -> FilterPlan:
     """``plan`` checked against the first piece of an input (its columns, or all ``column_names``;
-    whether its captions come in lists)."""
+    whether its captions come in lists). An input with neither rows nor columns (an empty JSONL
+    file) has no column to check: it gives an empty output, as an empty ``.txt`` file does."""
     nested = is_nested(table.captions)
     if nested and output_format == "txt":
         raise UserInputError(
             f"column {plan.column!r} holds a list of captions per row, which .txt output cannot hold; "
             "pass --output-format jsonl, csv, tsv or parquet"
         )
-    return plan.bind(column_names or table.fieldnames, nested, use_scores=False, source=table.source or "input")
+    if plan.aggregate is not None and not nested and len(table):
+        raise UserInputError(
+            f"column {plan.column!r} holds one caption per row: --aggregate applies to lists of captions (GBC)"
+        )
+    names = column_names or table.fieldnames or (None if len(table) == 0 else [])
+    return plan.bind(names, nested, use_scores=False, source=table.source or "input")
 
 
 def score(

@@ -29,7 +29,10 @@ import fcntl
 import glob
 import json
 import multiprocessing
+import multiprocessing.forkserver
 import os
+import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -51,10 +54,11 @@ from ...utils.provenance import environment, write_json
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
+from ..io.compression import table_stem
 from ..io.formats import default_output_format, detect_format
 from ..io.tables import atomic_output, read_table, write_table
 from . import pieces
-from .workers import device_for_rank, end_with, threads_per_worker
+from .workers import device_for_rank, end_with, threads_per_worker, worker_count
 
 RUN_FILE = "_run.json"
 SUMMARY_FILE = "_summary.json"
@@ -171,7 +175,7 @@ def plan_shards(job: ShardJob) -> list[Shard]:
         fmt = detect_format(path, job.input_format)
         scores_only = fmt == "tar" and job.plan.rule is None  # scores of tar samples, without their images
         out_fmt = job.output_format or ("parquet" if scores_only else default_output_format(fmt, path))
-        name = path.name[: -len(path.suffix)] if path.suffix else path.name
+        name = table_stem(path)  # a.jsonl.gz -> a (outputs are not compressed)
         if name in names:
             raise UserInputError(
                 f"{names[name]} and {path} would both write {name}.*; run them into separate --output-dir"
@@ -203,8 +207,11 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     """
     if job.workers < 1:
         raise UserInputError(f"--workers must be >= 1, got {job.workers}")
+    job = replace(job, workers=worker_count(job.workers, len(job.inputs)))
     if job.datacomp_subset is not None and job.plan.rule is None:
         raise UserInputError("a DataComp subset needs a filter rule (use icc filter)")
+    if job.datacomp_subset is not None:
+        datacomp.check_subset_path(job.datacomp_subset, writable=True)
     shards = plan_shards(job)
     device, dtype = effective_device_and_dtype(job.model, job.device, job.dtype)
     job = replace(job, device=device, dtype=dtype)  # recorded, and used by every worker, as resolved here
@@ -226,7 +233,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
                 runner.run(unscored)
                 tasks = _with_cuts(job, shards, pending)
             runner.run(tasks)
-        summary = _summary(job, shards, time.perf_counter() - start)
+        summary = _summary(job, shards, time.perf_counter() - start, runner.processes)
         summary["redone_missing_outputs"] = lost
         write_json(job.output_dir / SUMMARY_FILE, summary)
     return summary
@@ -243,12 +250,18 @@ class _TaskRunner:
         self.job, self.scorer, self.progress = job, scorer, progress
         self.pool: ProcessPoolExecutor | None = None
         self.reports: Any = None
+        #: Processes that scored shards: this one alone, or the most the pool ever ran at once.
+        self.processes = 1
 
     def __enter__(self) -> _TaskRunner:
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         if self.pool is not None:
+            if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
+                # Ctrl-C: stop the shards being written now (each removes its temp files), not after them
+                for process in list(self.pool._processes.values()):
+                    process.terminate()
             self.pool.shutdown(wait=True, cancel_futures=True)
 
     def run(self, tasks: list[ShardTask]) -> None:
@@ -258,7 +271,9 @@ class _TaskRunner:
                 self.progress.shards.update(1)
             return
         pool = self._pool()
-        futures: set[Future] = {pool.submit(_process_in_worker, self.job, task) for task in tasks}
+        with _sigint_deferred():  # submitting starts workers: none may be left half-started by Ctrl-C
+            futures: set[Future] = {pool.submit(_process_in_worker, self.job, task) for task in tasks}
+        self.processes = max(self.processes, len(pool._processes))
         while futures:
             finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
             self._drain()
@@ -271,6 +286,8 @@ class _TaskRunner:
         if self.pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload([__name__])
+            with _sigint_ignored():  # the server and the workers it forks leave Ctrl-C to this process
+                multiprocessing.forkserver.ensure_running()
             self.reports = context.Queue()
             ranks = context.Value("i", 0)
             self.pool = ProcessPoolExecutor(
@@ -292,8 +309,46 @@ class _TaskRunner:
 _WORKER: dict[str, Any] = {}
 
 
+@contextmanager
+def _sigint_ignored() -> Iterator[None]:
+    """Processes started in this block ignore Ctrl-C (SIGINT) for their whole life (a disposition kept
+    across ``exec``); in a thread other than the main one, where signals cannot be set, nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Ctrl-C (SIGINT) during the block is raised as ``KeyboardInterrupt`` once the block is done
+    (in the main thread; elsewhere nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    received: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if received:
+        raise KeyboardInterrupt
+
+
+def _exit_on_terminate(signum: int, frame: object) -> None:
+    """SIGTERM in a worker: exit through Python, so a shard being written removes its temp file."""
+    raise SystemExit(128 + signum)
+
+
 def _init_worker(ranks: Any, reports: Any, n_workers: int, main_pid: int) -> None:
     _WORKER["commit_check"] = end_with(main_pid)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and stops the workers
+    signal.signal(signal.SIGTERM, _exit_on_terminate)
     with ranks.get_lock():
         _WORKER["rank"] = ranks.value % n_workers
         ranks.value += 1
@@ -397,7 +452,8 @@ class SavedRankingValues:
                 yield arrays[f"rank_{self.name}"]
 
 
-def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[str, Any]:
+def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float, workers: int) -> dict[str, Any]:
+    """Totals over every shard; ``workers``: the processes that scored shards in this run."""
     stats = [json.loads(shard.stats.read_text(encoding="utf-8")) for shard in shards]
     rows = sum(item["rows"] for item in stats)
     busy = sum(item["seconds"] for item in stats)
@@ -414,7 +470,7 @@ def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float) -> dict[st
         "seconds_in_shards": round(busy, 3),
         "rows_per_second_per_worker": round(rows / busy, 1) if busy else None,
         "this_run_wall_seconds": round(wall_seconds, 3),
-        "workers": job.workers,
+        "workers": workers,
         "environment": environment(job.device or "auto"),
     }
     if job.datacomp_subset is not None:
@@ -485,7 +541,11 @@ def _locked(output_dir: Path) -> Iterator[None]:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserInputError(f"cannot create the output directory {output_dir}: {error.strerror}") from None
-    with (output_dir / LOCK_FILE).open("w") as handle:
+    try:
+        handle = (output_dir / LOCK_FILE).open("w")
+    except OSError as error:  # a read-only folder: nothing can be written here
+        raise UserInputError(f"cannot write to the output directory {output_dir}: {error.strerror}") from None
+    with handle:
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -46,10 +46,17 @@ from ...scoring.base import ConcretenessScorer
 from ...utils.errors import UserInputError
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
-from ..io import datacomp
+from ..io import compression, datacomp
 from ..io.formats import VARYING_FIELDS, missing_column_message
 from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
-from ..io.writers import atomic_output, open_writer, remove_stale_temp_files, temp_file_beside, writes_in_place
+from ..io.writers import (
+    atomic_output,
+    check_writable,
+    open_writer,
+    remove_stale_temp_files,
+    temp_file_beside,
+    writes_in_place,
+)
 from . import pieces
 from .spill import SpilledArrays
 
@@ -164,6 +171,8 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
             else ((chunk, pieces.score(scorer, plan, chunk, report), None) for chunk in chunks)
         )
         stream = stack.enter_context(atomic_output(job.output)) if isinstance(job.output, Path) else job.output
+        if isinstance(job.output, Path):  # kept.jsonl.gz: written compressed into the temp file
+            stream = stack.enter_context(compression.compressed_output(stream, compression.by_extension(job.output)))
         writer = stack.enter_context(open_writer(stream, job.output_format, fields))
         uid_parts = []
         for chunk, raw, cuts in scored:
@@ -204,10 +213,12 @@ def _open_input(
     plan = pieces.bind(job.plan, first, job.output_format, fields.names if fields else None)
     if job.show and plan.nested:
         raise UserInputError("--show prints one caption per row; the captions here come in lists")
+    if isinstance(job.output, Path):
+        check_writable(job.output)
     if job.datacomp_subset is not None:
-        datacomp.check_subset_path(job.datacomp_subset)
+        datacomp.check_subset_path(job.datacomp_subset, writable=True)
         names = fields.names if fields else first.fieldnames
-        if job.uid_column not in names:
+        if job.uid_column not in names and (names or len(first)):  # an empty JSONL input has no columns
             raise UserInputError(missing_column_message(job.uid_column, names, first.source or "input"))
     if not isinstance(job.output, Path) and job.output_format in ("parquet", "tar"):
         raise UserInputError(

@@ -83,3 +83,12 @@ def end_with(main_pid: int) -> Callable[[], None]:
 
     threading.Thread(target=watch, name="icc-end-with-job", daemon=True).start()
     return check
+def worker_count(requested: int, shards: int) -> int:
+    """The worker processes worth starting: no more than the shards to score or the CPU cores
+    this process may use (each worker needs at least one; more would only compete for them)."""
+    return max(1, min(requested, shards, available_cores()))
+
+
+def available_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...utils.errors import UserInputError
-from .writers import atomic_output
+from .writers import atomic_output, check_writable
 
 UID_DTYPE = np.dtype("u8,u8")
 UID_HEX_DIGITS = 32
@@ -48,12 +48,13 @@ def subset_array(parts: Iterable[np.ndarray]) -> tuple[np.ndarray, int]:
     return unique, len(merged) - len(unique)
 
 
-def check_subset_path(path: str | os.PathLike) -> Path:
-    """A one-line error unless ``path`` names a ``.npy`` file (checked before a job starts)."""
+def check_subset_path(path: str | os.PathLike, writable: bool = False) -> Path:
+    """A one-line error unless ``path`` names a ``.npy`` file (and, ``writable``, one that can be
+    written there: a job checks this before it starts)."""
     path = Path(path)
     if path.suffix != ".npy":
         raise UserInputError(f"the DataComp subset file must end in .npy, got {path.name}")
-    return path
+    return check_writable(path, "DataComp subset file") if writable else path
 
 
 def save_subset(path: str | os.PathLike, uids: np.ndarray) -> Path:

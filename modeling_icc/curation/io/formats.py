@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ...utils.errors import UserInputError
-from . import gbc
+from . import compression, gbc
 
 #: Formats that are read and written.
 FORMATS = ("txt", "jsonl", "csv", "tsv", "parquet", "tar")
@@ -46,17 +46,19 @@ VARYING_FIELDS = frozenset({"jsonl", "tar"})
 _SHOWN_COLUMNS = 30
 
 
-def infer_format(path: str | os.PathLike, explicit: str | None = None, formats: Sequence[str] = FORMATS) -> str:
-    """The table format from ``explicit`` or the file extension."""
+def infer_format(
+    path: str | os.PathLike, explicit: str | None = None, formats: Sequence[str] = FORMATS, option: str = "--format"
+) -> str:
+    """The table format from ``explicit`` or the file extension; ``option`` is the flag an error names."""
     if explicit:
         if explicit not in formats:
             raise UserInputError(f"unknown format {explicit!r}; choose one of {', '.join(formats)}")
         return explicit
-    suffix = Path(path).suffix.lower()
+    suffix = compression.table_suffix(path)
     if suffix not in _EXTENSIONS:
         raise UserInputError(
             f"cannot tell the format of {str(path)!r} from its extension; use one of "
-            f"{', '.join(sorted(_EXTENSIONS))} or pass --format"
+            f"{', '.join(sorted(_EXTENSIONS))} (inputs also compressed: .jsonl.gz, .csv.zst, ...) or pass {option}"
         )
     return _EXTENSIONS[suffix]
 
@@ -64,15 +66,16 @@ def infer_format(path: str | os.PathLike, explicit: str | None = None, formats: 
 def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
     """The input format from ``explicit``, else from the extension refined by the file's first bytes.
 
-    A ``.tsv`` whose first line is ``caption<TAB>http...`` is CC3M (no header); a ``.json``
-    that is one object opening with COCO's keys is COCO captions; JSON lines or Parquet
+    A compression extension is looked past (``a.jsonl.gz`` is JSON lines, its first line read
+    decompressed). A ``.tsv`` whose first line is ``caption<TAB>http...`` is CC3M (no header); a
+    ``.json`` that is one object opening with COCO's keys is COCO captions; JSON lines or Parquet
     whose rows carry ``vertices`` are GBC graphs.
     """
     if explicit:
         return infer_format(path, explicit, INPUT_FORMATS)
     fmt = infer_format(path)
     if fmt in ("tsv", "jsonl", "parquet") and Path(path).is_file():
-        with open(path, "rb") as stream:
+        with open(path, "rb") as raw, compression.decompressed(raw) as stream:
             first_line = stream.readline(_SNIFF_LINE).removeprefix(b"\xef\xbb\xbf")
         if fmt == "tsv" and _is_cc3m_row(first_line):
             return "cc3m"

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
-from . import gbc
+from . import compression, gbc
 from . import webdataset as webdataset_tar
 from .formats import CC3M_COLUMNS, TEXT_COLUMN, check_input_file, is_parquet, missing_column_message, sniff_binary
 from .text import BOM, LineDecoder, raw_lines, strip_line_end
@@ -62,8 +62,9 @@ class CaptionTable:
         return len(self.captions)
 
     def values(self, name: str) -> list[Any]:
-        """Every row's value of column ``name`` (``None`` where a record lacks it)."""
-        if name == self.column:
+        """Every row's value of column ``name`` (``None`` where a record lacks it; none of an empty
+        input without columns, such as an empty JSONL file)."""
+        if name == self.column or not (self.fieldnames or self.captions):
             return self.captions
         if name not in self.fieldnames:
             raise UserInputError(missing_column_message(name, self.fieldnames, self.source or "input"))
@@ -121,14 +122,19 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
         path = check_input_file(source) if isinstance(source, (str, os.PathLike)) else None
         source = path or _peekable(source)
         container = _container(source, fmt)
+        if container in ("tar", "parquet"):
+            compression.refuse_compressed(source, container, name)
         if container == "tar":
             if path is None:
                 raise UserInputError("webdataset tar input must be a file, not a stream")
             chunks = _tar_tables(path, column, rows)
         elif container == "parquet":  # Arrow reads files itself
             chunks = _parquet_tables(source, column, rows, name)
-        elif container in _TEXT_READERS:
-            stream = stack.enter_context(path.open("rb")) if path is not None else source
+        elif container in _TEXT_READERS:  # compressed text is read through its decompressor
+            raw = _peekable(stack.enter_context(path.open("rb")) if path is not None else source)
+            stream = compression.decompressed(raw)
+            if stream is not raw:
+                stack.enter_context(stream)
             chunks = _TEXT_READERS[container](_check_text(_peekable(stream), fmt, name), column, rows, name)
         else:
             raise UserInputError(f"unknown format {fmt!r}")

@@ -362,6 +362,32 @@ def remove_stale_temp_files(path: str | os.PathLike) -> None:
             os.close(handle)
 
 
+def check_writable(path: str | os.PathLike, what: str = "output") -> Path:
+    """``path`` if a file can be created there, else a one-line error: checked before a job does any work.
+
+    The test is a real one (a temporary file created and removed where :func:`atomic_output`
+    will write, or in the nearest existing folder above it), since permission bits do not
+    tell what root may write (a read-only mount, ``/sys``, ``/proc``).
+    """
+    path = Path(path)
+    if path.is_dir():
+        raise UserInputError(f"the {what} {path} is a directory; name a file")
+    if path.exists() and not path.is_file():  # a FIFO or a device is written where it is, not beside it
+        return path
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise UserInputError(f"cannot write the {what} {path}: {folder} is not a directory")
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
+    except OSError as error:
+        raise UserInputError(f"cannot write the {what} {path}: {error.strerror}") from None
+    os.close(handle)
+    os.unlink(probe)
+    return path
+
+
 def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
