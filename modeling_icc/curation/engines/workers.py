@@ -83,6 +83,8 @@ def end_with(main_pid: int) -> Callable[[], None]:
 
     threading.Thread(target=watch, name="icc-end-with-job", daemon=True).start()
     return check
+
+
 def worker_count(requested: int, shards: int) -> int:
     """The worker processes worth starting: no more than the shards to score or the CPU cores
     this process may use (each worker needs at least one; more would only compete for them)."""
