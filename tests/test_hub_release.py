@@ -17,6 +17,7 @@ from modeling_icc.cli.main import main
 from modeling_icc.hub import convert
 from modeling_icc.hub.fresh_process import remote_code_scores
 from modeling_icc.scoring import load as scorer_load
+from modeling_icc.testing import save_tiny_student
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import dev_split, frozen_partition_ids
 
@@ -130,6 +131,14 @@ def test_the_committed_config_and_code_are_what_convert_writes(converted, tmp_pa
     committed = json.loads((HUB_CARDS / "icc-distilroberta" / "config.json").read_text())
     assert committed["auto_map"] == AUTO_MAP and committed["model_type"] == "icc"
     assert ICCConfig(**committed).to_dict()["hidden_size"] == ICCConfig().hidden_size  # the DistilRoBERTa shape
+
+
+def test_every_way_of_saving_a_student_writes_the_same_auto_map(converted, tmp_path):
+    """save_tiny_student, icc convert and the committed Hub folder (icc cards) carry one auto_map: ICCConfig's."""
+    tiny = save_tiny_student(tmp_path / "tiny")
+    folders = (tiny, converted, HUB_CARDS / "icc-distilroberta")
+    maps = [json.loads((folder / "config.json").read_text())["auto_map"] for folder in folders]
+    assert maps == [AUTO_MAP] * 3 and ICCConfig().auto_map == AUTO_MAP
 
 
 def test_the_converted_folder_with_the_committed_card_passes_push_dry_run(converted, tmp_path, capsys):
