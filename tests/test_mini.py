@@ -1,5 +1,6 @@
 """The mini scorer: built from the pip base and the shipped heads, strict about them, and exact in its outputs."""
 
+import csv
 import hashlib
 import json
 import math
@@ -206,8 +207,8 @@ def test_transformers_imported_first_still_knows_mini():
 
 def test_cli_scores_filters_and_explains_with_mini(tmp_path, capsys):
     assert main(["score", "--model", "mini", *CAPTIONS[:2]]) == 0
-    lines = capsys.readouterr().out.splitlines()
-    assert [line.split("\t")[1] for line in lines] == CAPTIONS[:2] and float(lines[0].split("\t")[0]) > 0.9
+    rows = list(csv.DictReader(capsys.readouterr().out.splitlines(), delimiter="\t"))
+    assert [row["caption"] for row in rows] == CAPTIONS[:2] and float(rows[0]["icc_score"]) > 0.9
     source = tmp_path / "captions.txt"
     source.write_text("\n".join(CAPTIONS) + "\n")
     output = tmp_path / "kept.jsonl"

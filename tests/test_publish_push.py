@@ -1,6 +1,8 @@
 """`icc push --dry-run`: the exact upload folders, built and validated offline."""
 
+import importlib
 import json
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -157,3 +159,20 @@ def test_upload_without_token_or_network_fails_before_building(monkeypatch, caps
     assert push("--kind", "metric", "--repo-id", "test-org/icc", "--token", "hf_x") == 2
     err = capsys.readouterr().err
     assert "no Hub token" in err and "cannot reach the Hub" in err
+
+
+@pytest.mark.parametrize("kind", ["space", "metric"])
+def test_push_of_a_space_without_gradio_names_the_extra(kind, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "gradio", None)
+    assert push("--kind", kind, "--repo-id", "org/icc", "--dry-run", tmp_path / "out") == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert f"icc push --kind {kind} needs gradio" in err and 'pip install "icc-concreteness[space]"' in err
+    assert not (tmp_path / "out").exists()  # nothing built
+
+
+def test_the_space_app_without_gradio_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "gradio", None)
+    monkeypatch.delitem(sys.modules, "modeling_icc.apps.gradio", raising=False)
+    with pytest.raises(ModuleNotFoundError, match=r'pip install "icc-concreteness\[space\]"'):
+        importlib.import_module("modeling_icc.apps.gradio")

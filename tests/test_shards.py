@@ -191,6 +191,55 @@ def test_resume_skips_finished_shards_and_redoes_partial_ones(tmp_path, rule):
     assert outputs(tmp_path / "out") == outputs(tmp_path / "ref")
 
 
+@pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "7"]])
+def test_a_finished_job_leaves_no_work_files_and_a_rerun_changes_nothing(tmp_path, rule, capsys):
+    """The output directory holds outputs, stats, _run.json and _summary.json; re-running is a no-op."""
+    write_parquet_pool(tmp_path / "in", n_shards=3, rows=10)
+    out = tmp_path / "out"
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", *rule, "--output-dir", out]
+    args += ["--datacomp-subset", out / "subset.npy"]
+    assert icc(*args) == 0
+    left = sorted(path.name for path in out.iterdir())
+    shards = [f"{i:05d}.{kind}" for i in range(3) for kind in ("parquet", "stats.json")]
+    assert left == sorted(["_run.json", "_summary.json", "subset.npy", *shards])
+    stamps = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in out.iterdir()}
+    capsys.readouterr()
+    assert icc(*args) == 0
+    assert {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in out.iterdir()} == stamps
+    assert "redone" not in capsys.readouterr().err
+
+
+def test_an_output_lost_after_the_work_files_were_removed_is_redone_with_its_subset(tmp_path, capsys):
+    """Ranking values and kept uids are gone once a job finishes: a lost output is rebuilt from the inputs."""
+    write_parquet_pool(tmp_path / "in", n_shards=3, rows=20)
+    common = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-fraction", "0.4"]
+    assert icc(*common, "--output-dir", tmp_path / "ref", "--datacomp-subset", tmp_path / "ref" / "s.npy") == 0
+    out = tmp_path / "out"
+    args = [*common, "--output-dir", out, "--datacomp-subset", out / "s.npy"]
+    assert icc(*args) == 0
+    (out / "00001.parquet").unlink()
+    capsys.readouterr()
+    assert icc(*args) == 0
+    assert "redone: 1 finished shard(s)" in capsys.readouterr().err
+    assert outputs(out) == outputs(tmp_path / "ref") and not (out / ".icc-work").exists()
+    (out / "s.npy").unlink()  # a lost subset is rebuilt too
+    assert icc(*args) == 0
+    assert outputs(out) == outputs(tmp_path / "ref")
+
+
+def test_a_running_job_holds_the_directory_and_the_lock_file_goes_with_it(tmp_path, capsys):
+    from modeling_icc.curation.engines.shards import LOCK_FILE, _locked
+
+    write_parquet_pool(tmp_path / "in", n_shards=1, rows=3)
+    out = tmp_path / "out"
+    args = ["score", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", out]
+    with _locked(out):
+        assert icc(*args) == 2
+        assert "another icc job is writing to" in capsys.readouterr().err
+    assert not (out / LOCK_FILE).exists()
+    assert icc(*args) == 0 and not (out / LOCK_FILE).exists()
+
+
 def test_resume_refuses_different_settings(tmp_path, capsys):
     write_parquet_pool(tmp_path / "in", n_shards=2, rows=5)
     args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", tmp_path / "out"]
@@ -332,12 +381,15 @@ def test_single_file_filter_with_clip_rule_and_subset(tmp_path, capsys):
     assert "and clip_score: score >= 0.5" in capsys.readouterr().err
 
 
-def test_resume_from_scores_saved_without_ranking_values(tmp_path):
+def test_resume_from_scores_saved_without_ranking_values(tmp_path, monkeypatch):
     """Work saved by an older icc (raw scores only) is completed, not read as ranking values."""
     write_parquet_pool(tmp_path / "in", n_shards=3, rows=20)
     args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "9", "--no-progress"]
     assert icc(*args, "--output-dir", tmp_path / "ref") == 0
-    assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    with monkeypatch.context() as patch:  # keep the work files, as a run killed before its summary does
+        patch.setattr("modeling_icc.curation.engines.shards.shutil.rmtree", lambda *a, **k: None)
+        assert icc(*args, "--output-dir", tmp_path / "out") == 0
+    assert len(list((tmp_path / "out" / ".icc-work").glob("*.raw.npz"))) == 3
     for saved in (tmp_path / "out" / ".icc-work").glob("*.raw.npz"):
         with np.load(saved) as arrays:
             raw = arrays["icc_raw"]

@@ -13,7 +13,6 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-import gradio as gr
 import numpy as np
 import pandas as pd
 
@@ -31,7 +30,15 @@ from ..scoring.load import (
 )
 from ..utils.citation import PAPER_URL
 from ..utils.errors import UserInputError
+from ..utils.extras import GRADIO
 from ..utils.shipped_data import paper_examples
+
+try:
+    import gradio as gr
+except ModuleNotFoundError as error:  # the demo is the one part of the package that needs gradio
+    if error.name != "gradio":
+        raise
+    raise ModuleNotFoundError(f"the ICC Space needs gradio: {GRADIO.command}", name="gradio") from error
 
 #: Most captions scored per request: the demo is interactive; large files belong to `icc score`.
 MAX_ROWS = 1_000

@@ -5,19 +5,28 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..evaluation.baselines.registry import BASELINES, DEFAULT_SCORERS, ModelOptions, build_scorer, parse_scorer_list
+from ..evaluation.baselines.registry import (
+    BASELINES,
+    DEFAULT_SCORERS,
+    ModelOptions,
+    build_scorer,
+    check_extras,
+    parse_scorer_list,
+)
 from ..evaluation.data import BENCHMARK_NAMES, PUBLISHED
 from ..utils.errors import UserInputError
 from .common import require_positive
 
 EXAMPLES = f"""examples:
-  icc bench                                   # {",".join(DEFAULT_SCORERS)} on every benchmark
+  icc bench                                   # {",".join(DEFAULT_SCORERS)} on every benchmark ([baselines] extra)
   icc bench --scorers lite,published --benchmarks captions
   icc bench --scorers lite,./my_student,moranyanuka/icc --output-dir runs/bench --name students
   icc bench --data rated.csv --column text --label-column rating --benchmarks captions
   icc bench --scorers stroop:openai/clip-vit-base-patch32,llm:meta-llama/Llama-2-7b-chat-hf --device cuda
 
 scorers: {", ".join([*BASELINES, PUBLISHED])}, or a Hub id / local directory of an ICC student.
+extras: ca, cc3m, cc3m-keep, aveclip and the words, nouns, phrases benchmarks need
+         pip install "icc-concreteness[baselines]"; a missing one is named before any work.
 outputs: DIR/NAME.json (every number with n, scorer id, versions), DIR/NAME.md (tables),
          DIR/NAME_<benchmark>.png (score against human label, one panel per scorer).
 """
@@ -78,6 +87,8 @@ def run(args: argparse.Namespace) -> int:
     unknown = sorted(set(names) - set(BENCHMARK_NAMES))
     if unknown or not names:
         raise UserInputError(f"unknown benchmark(s) {', '.join(unknown) or '(none)'}; use {', '.join(BENCHMARK_NAMES)}")
+    specs = parse_scorer_list(args.scorers)
+    check_extras(names, specs, hint=" (or leave them out of --benchmarks and --scorers)")
     benchmarks = load_benchmarks(
         names,
         data=args.data,
@@ -98,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
         **({"clip_model": args.clip_model} if args.clip_model else {}),
     )
-    scorers = [build_scorer(spec, options) for spec in parse_scorer_list(args.scorers)]
+    scorers = [build_scorer(spec, options) for spec in specs]
     outcome = run_suite(
         benchmarks,
         scorers,

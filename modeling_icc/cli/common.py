@@ -85,7 +85,8 @@ def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> Non
         "--output-format",
         choices=FORMATS,
         default=None,
-        help="default: from --output's extension, else the input format",
+        help="default: from --output's extension, else the input format (plain text: TSV with a header); "
+        "txt writes score<TAB>caption, without the other columns",
     )
 
 

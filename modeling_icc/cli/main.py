@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from importlib import import_module
 
 from ..utils.errors import UserInputError
@@ -25,6 +27,62 @@ COMMANDS = {
     "push": "build, check and upload a model, dataset, Space or the evaluate module",
     "convert": "convert a student checkpoint (the published moranyanuka/icc format) into the icc format",
 }
+
+
+#: Environment switches of the libraries' own progress bars, read when each is imported
+#: (huggingface_hub's also covers transformers' "Loading weights" and "Writing model shards").
+LIBRARY_BAR_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+
+
+@contextmanager
+def library_bars_off() -> Iterator[None]:
+    """No progress bars of transformers, datasets or huggingface_hub during a command: the command shows
+    its own (rows, shards), on a terminal only, so a redirected stderr holds only its ``icc:`` lines.
+
+    A switch the user set is kept; libraries imported already are switched off, and back on after.
+    """
+    saved = {name: os.environ.get(name) for name in LIBRARY_BAR_SWITCHES}
+    for name in LIBRARY_BAR_SWITCHES:
+        os.environ.setdefault(name, "1")
+    with ExitStack() as restore:
+        for switch, is_on, turn_off, turn_on in _imported_library_bars():
+            if saved[switch] is None and is_on():
+                turn_off()
+                restore.callback(turn_on)
+        try:
+            yield
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+
+
+def _imported_library_bars() -> Iterator[tuple[str, Callable[[], bool], Callable[[], None], Callable[[], None]]]:
+    """``(switch, is_on, turn_off, turn_on)`` for each library already imported."""
+    hub = sys.modules.get("huggingface_hub.utils")
+    if hub is not None:
+        yield (
+            LIBRARY_BAR_SWITCHES[0],
+            lambda: not hub.are_progress_bars_disabled(),
+            hub.disable_progress_bars,
+            hub.enable_progress_bars,
+        )
+    logging = sys.modules.get("transformers.utils.logging")
+    if logging is not None:
+        yield (
+            LIBRARY_BAR_SWITCHES[0],
+            logging.is_progress_bar_enabled,
+            logging.disable_progress_bar,
+            logging.enable_progress_bar,
+        )
+    bars = sys.modules.get("datasets.utils.tqdm")
+    if bars is not None:
+        yield (
+            LIBRARY_BAR_SWITCHES[1],
+            lambda: not bars.are_progress_bars_disabled(),
+            bars.disable_progress_bars,
+            bars.enable_progress_bars,
+        )
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
@@ -82,7 +140,8 @@ def _run(argv: list[str], args: argparse.Namespace) -> int:
     from ..scoring.load import CheckpointError, ModelNotAvailableError
 
     try:
-        return args.run(args)
+        with library_bars_off():
+            return args.run(args)
     except (UserInputError, ModelNotAvailableError, CheckpointError) as error:
         print(f"icc: error: {error}", file=sys.stderr)
         return 2

@@ -15,14 +15,15 @@ from ..hub import upload
 from ..hub.folders import HUB_CARDS_DIR
 from ..scoring.load import hub_reachable
 from ..utils.errors import UserInputError
+from ..utils.extras import GRADIO, require
 
 EXAMPLES = """examples:
   icc push --kind model --repo-id my-org/icc-distilroberta --model outputs/icc-distilroberta --dry-run outputs/push
   icc push --kind model --repo-id my-org/icc-lite --model lite            # a model shipped in the package: its card
   icc push --kind dataset --repo-id my-org/icc-teacher-scores --data runs/paper/dataset
   icc push --kind dataset --repo-id my-org/icc-caption-concreteness --data benchmark
-  icc push --kind space --repo-id my-org/icc-demo
-  icc push --kind metric --repo-id my-org/icc        # then: evaluate.load("my-org/icc") or ("my-org/icc", "lite")
+  icc push --kind space --repo-id my-org/icc-demo    # needs: pip install "icc-concreteness[space]"
+  icc push --kind metric --repo-id my-org/icc        # [space] too; then: evaluate.load("my-org/icc", "lite")
 
 --card defaults to DATA/README.md for a teacher-score folder that has one (run_pipeline.py writes
 it), else hub_cards/NAME/README.md (written by `icc cards`); the Space sources default to
@@ -56,6 +57,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     repo_id = upload.check_repo_id(args.repo_id)
+    if args.kind in ("space", "metric"):  # the folder's check builds its Gradio app
+        require([(f"icc push --kind {args.kind}", GRADIO)])
     if not args.dry_run:
         check_can_upload(args.token)
     if args.dry_run:

@@ -26,7 +26,7 @@ EXAMPLES = """examples:
   icc score "a man with a white shirt" "a great method of quantifying concreteness"
   icc score --model mini --input captions.txt --output scored.jsonl   # zero-download (lite: fastest)
   icc score --input pool.parquet --column TEXT --output pool.scored.parquet --batch-size 512
-  cat captions.txt | icc score --input - > scored.tsv
+  cat captions.txt | icc score --input - > scored.tsv   # caption, icc_score, icc_model (with a header)
   icc score --input 'pool/*.parquet' --output-dir scored/ --workers 2   # re-run to resume
   icc score --input 'shards/*.tar' --output-dir scores/   # tar shards -> parquet tables of scores
 """
@@ -35,7 +35,9 @@ EXAMPLES = """examples:
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Score captions for visual concreteness. Output keeps every input column and adds "
-        "icc_score (clipped to [0, 1]; NaN for blank or non-text captions) and icc_model."
+        "icc_score (clipped to [0, 1]; NaN for blank or non-text captions) and icc_model; plain text is written "
+        "as TSV with a header (caption, icc_score, icc_model). Captions given as arguments print as a table "
+        "on a terminal. Only .txt output (score<TAB>caption) leaves out the other columns."
     )
     parser.epilog = EXAMPLES
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="captions to score")
@@ -70,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def score_arguments(args: argparse.Namespace) -> int:
-    """Captions given as arguments: a table on a terminal, else written like a file's rows.
+    """Captions given as arguments: a table on a terminal, else written like a text file's rows (TSV).
 
     An argument that is not valid UTF-8 reaches Python with lone surrogates standing for
     its bytes; they are replaced with U+FFFD (and counted) as invalid bytes in files are.

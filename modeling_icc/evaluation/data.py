@@ -24,6 +24,7 @@ import numpy as np
 
 from ..curation.io.tables import TEXT_COLUMN, infer_format, read_table
 from ..utils.errors import UserInputError
+from ..utils.extras import NORMS, SPACY, Extra
 from ..utils.norms import TEST_MODULUS, norm_entries, norm_partition
 from ..utils.shipped_data import DEV_SPLIT_FILE, FROZEN_PARTITION_FILE, DevPartition, dev_split
 
@@ -270,3 +271,5 @@ def phrase_benchmark(split: NormSplit = "test") -> BenchmarkSet:
 
 
 BENCHMARK_NAMES = ("captions", "captions_frozen", "words", "nouns", "phrases")
+#: Optional dependencies of the benchmarks that need any (the norms; the noun benchmark's tagger).
+BENCHMARK_EXTRAS: dict[str, tuple[Extra, ...]] = {"words": (NORMS,), "nouns": (NORMS, SPACY), "phrases": (NORMS,)}

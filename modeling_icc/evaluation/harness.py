@@ -93,7 +93,8 @@ def run_benchmarks(
 
     results, skipped = [], []
     pairs = [(benchmark, entry) for benchmark in benchmarks for entry in scorers]
-    for benchmark, entry in tqdm(pairs, desc="icc bench", unit="run", disable=not progress):
+    # disable=None: the bar shows on a terminal only
+    for benchmark, entry in tqdm(pairs, desc="icc bench", unit="run", disable=None if progress else True):
         start = time.perf_counter()
         scores = scores_for(entry, benchmark)
         seconds = time.perf_counter() - start

@@ -338,6 +338,7 @@ def zero_download_card(
         card_data,
         template_str=_template("zero_download_card.md"),
         name=name,
+        repo_id=repo_id,
         model_name=repo_id.split("/")[-1],
         metric_repo_id=metric_repo_id,
         bench_source=Path(bench.source).name,

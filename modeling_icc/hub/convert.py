@@ -11,7 +11,6 @@ it; ``icc cards --all`` writes its weight-free part (config and code) for the co
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -27,8 +26,6 @@ from ..utils.errors import UserInputError
 from ..utils.shipped_data import paper_examples
 from .fresh_process import remote_code_scores
 
-#: Extra Auto classes written into ``auto_map`` so remote-code users can pick either head.
-EXTRA_AUTO_MAP = {"AutoModelForSequenceClassification": "modeling_icc.ICCForConcreteness"}
 #: The most a converted model's raw score may move (fp32, same tensors; only the code path differs).
 SCORE_TOLERANCE = 1e-5
 
@@ -71,10 +68,9 @@ def convert_student(source: str | os.PathLike, folder: Path, card: str | os.Path
 
 
 def save_student(model: ICCForConcreteness, tokenizer: PreTrainedTokenizerBase, folder: Path) -> Path:
-    """Weights (safetensors), config with the full ``auto_map``, code files and tokenizer."""
+    """Weights (safetensors), config with the full ``auto_map`` (``ICCConfig`` carries it), code files and tokenizer."""
     model.save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
-    _complete_auto_map(folder / "config.json")
     return folder
 
 
@@ -88,11 +84,4 @@ def write_student_skeleton(folder: Path, config: ICCConfig | None = None) -> lis
     folder.mkdir(parents=True, exist_ok=True)
     written = custom_object_save(model, folder, config=model.config)
     model.config.save_pretrained(folder)
-    _complete_auto_map(folder / "config.json")
     return [folder / "config.json", *written]
-
-
-def _complete_auto_map(config_path: Path) -> None:
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    config.setdefault("auto_map", {}).update(EXTRA_AUTO_MAP)
-    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")

@@ -13,7 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ..scoring.load import DEFAULT_MODEL_ID, ZERO_DOWNLOAD_MODELS
+from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, ZERO_DOWNLOAD_MODELS
 from ..utils.errors import UserInputError
 from .cards import (
     BENCHMARK_DATA_FILE,
@@ -53,6 +53,33 @@ def write_if_changed(path: Path, text: str) -> Path:
         stream.write(text)
     os.replace(temp, path)
     return path
+
+
+def write_bytes_if_changed(path: Path, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically, unless it already holds exactly that (a committed link to
+    the package's file stays a link)."""
+    if path.is_file() and path.read_bytes() == data:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_bytes(data)
+    os.replace(temp, path)
+    return path
+
+
+def zero_download_files(name: str) -> dict[str, bytes]:
+    """The files of a zero-download model's repository besides its card: config and trained parts,
+    from the files shipped in the package (mini: the heads and the base encoder's Hub id and revision;
+    lite: its weights and lexicon). A model without a repository layout is published as its card alone."""
+    if name == MINI_MODEL_ID:
+        from ..models.mini.folder import folder_files
+
+        return folder_files()
+    if name == LITE_MODEL_ID:
+        from ..models.lite.folder import folder_files
+
+        return folder_files()
+    return {}
 
 
 def write_card(text: str, folder: Path) -> Path:
@@ -109,7 +136,7 @@ def weights_note(repo_id: str) -> str:
 def write_zero_download_folder(
     folder: Path, name: str, namespace: str, bench: BenchResults, results_dir: Path
 ) -> list[Path]:
-    """The card of a model shipped in the package: its whole repository."""
+    """The repository of a model shipped in the package: its card, config and trained parts."""
     if name not in ZERO_DOWNLOAD_MODELS:
         raise UserInputError(f"{name!r} is not a model shipped in the package ({', '.join(ZERO_DOWNLOAD_MODELS)})")
     speed_files = [results_dir / f"{name}_throughput{suffix}.json" for suffix in ("", "_cpu")]
@@ -127,7 +154,8 @@ def write_zero_download_folder(
         metric_repo_id=f"{namespace}/{METRIC_NAME}",
         benchmark_dataset=f"{namespace}/{BENCHMARK_DATASET_NAME}",
     )
-    return [write_card(str(card), folder)]
+    files = [write_bytes_if_changed(folder / file, data) for file, data in zero_download_files(name).items()]
+    return [write_card(str(card), folder), *files]
 
 
 def write_all(namespace: str, output_dir: Path, bench: BenchResults, results_dir: Path) -> list[Path]:

@@ -138,9 +138,23 @@ def summarize(scores: np.ndarray, aggregation: str) -> dict:
     return out
 
 
+def metric_dtype(device: str | None, dtype: str | None) -> str | None:
+    """The dtype the module scores in: ``dtype`` if given, else fp32 on CPU (``None``, the library's
+    default, elsewhere: bf16 on GPUs).
+
+    The library runs bf16 on CPUs that multiply it natively, which moves scores by up to about
+    1e-3; the module scores few captions, so it pays for fp32 and gives the same numbers on every CPU.
+    """
+    if dtype is not None:
+        return dtype
+    from ..scoring.devices import resolve_device
+
+    return "float32" if resolve_device(device).type == "cpu" else None
+
+
 def _scorer(model_id: str, device: str | None, dtype: str | None, batch_size: int | None):
     try:
-        return load_scorer(model_id, device, dtype, batch_size, cache=True)
+        return load_scorer(model_id, device, metric_dtype(device, dtype), batch_size, cache=True)
     except ModelNotAvailableError as error:
         offline = next(iter(ZERO_DOWNLOAD_MODELS))
         raise ModelNotAvailableError(

@@ -31,7 +31,7 @@ from ..utils.shipped_data import paper_examples
 from ..version import DISTRIBUTION
 from .cards import ZERO_DOWNLOAD_CARD_KEY
 from .convert import convert_student
-from .folders import write_benchmark_data
+from .folders import write_benchmark_data, zero_download_files
 from .fresh_process import remote_code_scores, run_python
 from .measurement import metric_path
 
@@ -82,14 +82,18 @@ def _copy_card(card: str | os.PathLike, folder: Path) -> None:
 def build_model_folder(model: str | os.PathLike, card: str | os.PathLike, folder: Path) -> Path:
     """A student re-saved in our format (:func:`~.convert.convert_student`: safetensors, ``auto_map``,
     code, tokenizer, its ``icc_provenance.json``) with its card; or, for a model shipped in the
-    package (``"lite"``), its card alone.
+    package (``"mini"``, ``"lite"``), its repository as ``icc cards`` writes it: card, config and
+    trained parts (mini's base encoder is named by Hub id and revision, not copied).
 
     Re-saving also converts published-format (``RobertaForSequenceClassification``)
     checkpoints, so every upload has the same layout, and leaves training leftovers such as
     the pickled ``training_args.bin`` behind.
     """
     _copy_card(card, folder)  # checked before any model is loaded
-    if os.fspath(model) not in ZERO_DOWNLOAD_MODELS:
+    if os.fspath(model) in ZERO_DOWNLOAD_MODELS:
+        for name, data in zero_download_files(os.fspath(model)).items():
+            (folder / name).write_bytes(data)
+    else:
         convert_student(model, folder)
     return folder
 
@@ -226,17 +230,24 @@ def _validate_model(folder: Path) -> list[str]:
 
 
 def _validate_zero_download_model(folder: Path, name: str) -> list[str]:
-    """The card of a model shipped in the package: the name loads and scores; the card is all there is."""
+    """The repository of a model shipped in the package: exactly its files, and loaded from the folder
+    it scores as the shipped model does."""
     if name not in ZERO_DOWNLOAD_MODELS:
         raise UserInputError(f"README.md names {name!r}, which is not a model shipped in the package")
-    extra = sorted(path.name for path in folder.iterdir() if path.name != "README.md")
-    if extra:
-        raise UserInputError(f"{folder}: a model shipped in the package is published as its card alone, not {extra}")
-    texts = [row["caption"] for row in paper_examples()[:4]]
-    scores = load_scorer(name).score(texts)
-    if not np.isfinite(scores).all():
-        raise UserInputError(f"load_scorer({name!r}) did not score the paper's captions: {scores.tolist()}")
-    return [f"load_scorer({name!r}) scores captions; the folder holds the card alone"]
+    files = zero_download_files(name)
+    expected = {"README.md", *files}
+    present = {path.name for path in folder.iterdir()}
+    if present != expected:
+        raise UserInputError(f"{folder}: the {name} repository holds {sorted(expected)}, not {sorted(present)}")
+    texts = [row["caption"] for row in paper_examples()]
+    shipped = load_scorer(name).score(texts)
+    if not np.isfinite(shipped).all():
+        raise UserInputError(f"load_scorer({name!r}) did not score the paper's captions: {shipped.tolist()}")
+    if not files:
+        return [f"load_scorer({name!r}) scores captions; the folder holds the card alone"]
+    if not np.array_equal(load_scorer(folder).score(texts), shipped):
+        raise UserInputError(f"load_scorer(folder) does not score the paper's captions as load_scorer({name!r}) does")
+    return [f"{', '.join(sorted(expected))}; load_scorer(folder) gives load_scorer({name!r})'s scores"]
 
 
 def _app_builds(folder: Path, app_file: str) -> str:

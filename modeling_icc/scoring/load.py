@@ -183,6 +183,10 @@ def _load(
         return ZERO_DOWNLOAD_MODELS[name](
             device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress
         )
+    options = dict(device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+    repository = _zero_download_repository(name, progress=progress, **options)
+    if repository is not None:
+        return repository
     from .devices import resolve_device, resolve_dtype
     from .neural import NeuralScorer
 
@@ -213,6 +217,47 @@ def _load(
         progress=progress,
         compile=compile,
     )
+
+
+def _zero_download_repository(name: str, **options) -> ConcretenessScorer | None:
+    """``name`` (a local folder or a Hub id) as a mini or lite repository (``hub_cards/icc-mini``,
+    ``ORG/icc-lite``: config, heads or lexicon, no encoder weights) loaded as that model, or ``None``
+    when it is no such repository. The scorer's ``model_id`` is ``name``."""
+    from ..utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
+
+    local = Path(name).expanduser()
+    offline = bool(hf_constants.HF_HUB_OFFLINE)
+    if local.exists():
+        folder: Path | None = local if local.is_dir() else None
+    elif looks_like_hub_id(name):
+        folder = fetch_repo(name, (CONFIG_FILE,), local_files_only=True)
+        if folder is None and not offline and hub_reachable():
+            folder = fetch_repo(name, (CONFIG_FILE,))
+    else:
+        folder = None
+    kind = model_type(folder) if folder is not None else None
+    if kind == "icc_lite":
+        from ..models.lite import folder as lite
+
+        folder = folder if local.exists() else lite.download_repo(name, local_files_only=offline)
+        if folder is None or not lite.is_lite_folder(folder):
+            raise CheckpointError(f"the lite repository {name!r} lacks {', '.join(lite.DATA_FILES)} or config.json")
+        scorer = LiteScorer(*lite.load_folder(folder))
+    elif kind == "icc_mini":
+        from transformers import AutoTokenizer
+
+        from ..models.mini import folder as mini
+        from .mini import MiniScorer
+
+        folder = folder if local.exists() else mini.download_repo(name, local_files_only=offline)
+        if folder is None or not mini.is_mini_folder(folder):
+            raise CheckpointError(f"the mini repository {name!r} lacks its heads file or config.json")
+        model, base = mini.load_folder(folder, local_files_only=offline)
+        scorer = MiniScorer(model, AutoTokenizer.from_pretrained(str(base)), **options)
+    else:
+        return None
+    scorer.model_id = name
+    return scorer
 
 
 # -- the process cache ----------------------------------------------------------------

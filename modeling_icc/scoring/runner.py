@@ -8,7 +8,6 @@ back in input order with one device-to-host copy per chunk.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,22 +16,15 @@ import torch
 from tqdm.auto import tqdm
 
 from .batching import pad_rows, plan_batches
+from .progress import current_report, progress_options
 
 #: Captions tokenized (and length-sorted) at a time.
 CHUNK_SIZE = 16_384
-#: Inputs at least this large get a progress bar by default (when stderr is a terminal).
-PROGRESS_MIN_ITEMS = 10_000
 
 
 def pad_multiple(device: torch.device) -> int:
     """Batch widths are rounded up to this: 8 suits GPU tensor cores; CPUs lose time on padding."""
     return 8 if device.type == "cuda" else 1
-
-
-def show_progress(progress: bool | None, n: int) -> bool:
-    if progress is not None:
-        return progress
-    return n >= PROGRESS_MIN_ITEMS and sys.stderr.isatty()
 
 
 @torch.inference_mode()
@@ -57,10 +49,12 @@ def score_length_sorted(
         order = np.argsort(lengths, kind="stable")
         return token_ids, order, list(plan_batches(lengths[order], max_rows, max_tokens, pad_multiple))
 
+    report = current_report()
     with (
         ThreadPoolExecutor(max_workers=1) as tokenizer_thread,
-        tqdm(total=len(texts), unit="caption", disable=not show_progress(progress, len(texts))) as bar,
+        tqdm(total=len(texts), unit="caption", **({"disable": True} if report else progress_options(progress))) as bar,
     ):
+        advance = report or bar.update
         pending = tokenizer_thread.submit(prepare, texts[:CHUNK_SIZE])
         for start in range(0, len(texts), CHUNK_SIZE):
             token_ids, order, batches = pending.result()
@@ -75,8 +69,8 @@ def score_length_sorted(
                     torch.from_numpy(attention_mask).to(device, non_blocking=True),
                 )
                 on_device.append((rows, values))
+                advance(len(rows))
             # One device-to-host copy per chunk instead of one synchronization per batch.
             for rows, values in on_device:
                 out[start + rows] = values.float().cpu().numpy()
-            bar.update(len(token_ids))
     return out

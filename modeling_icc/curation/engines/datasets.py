@@ -16,14 +16,18 @@ order each time it is iterated.
 
 from __future__ import annotations
 
+import functools
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import torch
 from datasets import Dataset, Features, IterableDataset, LargeList, List, Value
 from datasets import Sequence as SequenceFeature
+from datasets import config as datasets_config
+from datasets.utils.tqdm import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 from tqdm.auto import tqdm
 
 from ...scoring.load import ModelSpec, load_scorer, named_model_id
@@ -48,6 +52,26 @@ DEFAULT_BATCH_SIZE = 4096
 STREAM_CHECK_ROWS = 1000
 
 AnyDataset = Dataset | IterableDataset
+Function = TypeVar("Function", bound=Callable[..., Any])
+
+
+def _bars_on_a_terminal_only(function: Function) -> Function:
+    """``datasets``' own bars (``map``, ``filter``) during ``function`` only when stderr is a terminal:
+    a redirected stderr (a log, a pipe) gets no bar lines, as the scorers' and jobs' bars behave.
+    ``HF_DATASETS_DISABLE_PROGRESS_BARS=0`` (bars asked for) is left alone."""
+
+    @functools.wraps(function)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        asked_for = datasets_config.HF_DATASETS_DISABLE_PROGRESS_BARS is False
+        if sys.stderr.isatty() or asked_for or are_progress_bars_disabled():
+            return function(*args, **kwargs)
+        disable_progress_bars()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            enable_progress_bars()
+
+    return wrapper  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -152,6 +176,7 @@ class _Scoring:
         )
 
 
+@_bars_on_a_terminal_only
 def add_icc_scores(
     dataset: AnyDataset,
     column: str = "caption",
@@ -186,6 +211,7 @@ def add_icc_scores(
     return restore_format(scoring.add(plain, column, output_column, aggregates, raw_column))
 
 
+@_bars_on_a_terminal_only
 def filter_by_icc(
     dataset: AnyDataset,
     threshold: float | None = None,
@@ -315,7 +341,8 @@ def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scorin
     read = [name for name in known if name in wanted]
     produced: dict[str, list] = {}
     parts: dict[str, list] = {}
-    with tqdm(unit="row", desc="icc: first pass over the stream (scoring and ranking)") as bar:
+    # disable=None: no bar unless stderr is a terminal
+    with tqdm(unit="row", desc="icc: first pass over the stream (scoring and ranking)", disable=None) as bar:
         for batch in dataset.select_columns(read).iter(batch_size=batch_size):
             columns = dict(batch)
             if score is not None:

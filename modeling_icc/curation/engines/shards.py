@@ -6,8 +6,15 @@ Layout of an output directory::
     OUT/NAME.stats.json     rows, kept, NaN, seconds: written last, it marks the shard done
     OUT/_run.json           the job's settings and inputs (a re-run must match them)
     OUT/_summary.json       totals over all shards, written when every shard is done
-    OUT/.icc-work/          raw scores for ranking rules and kept uids (small; safe to delete
-                            once the summary exists)
+    OUT/.icc-work/          raw scores for ranking rules and kept uids, while the job runs;
+                            removed once the summary is written
+    OUT/.icc.lock           held while a job runs; removed when it ends
+
+A finished directory holds the outputs, their stats, ``_run.json`` and ``_summary.json``:
+what a re-run needs to see that nothing is left to do (it then changes nothing) and to
+refuse other settings. An output deleted after the job finished is redone from its input;
+the work files being gone, a ranking rule's scores are then computed again for every shard
+(the cuts span all shards), and so are a DataComp subset's kept uids.
 
 Re-running the same command resumes: shards whose stats file and output (as
 recorded in the stats: same size) are both present are skipped, anything else is
@@ -31,6 +38,7 @@ import json
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import shutil
 import signal
 import threading
 import time
@@ -219,9 +227,16 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     with _locked(job.output_dir):
         _check_settings(job)
         _remove_partial_files(job.output_dir)
-        pending = [shard for shard in shards if not shard.done(with_uids=job.datacomp_subset is not None)]
+        pending = [shard for shard in shards if not shard.done()]
         # Shards finished by an earlier run whose output has gone since: they are redone, and reported.
         lost = sum(shard.stats.is_file() for shard in pending)
+        summary_path = job.output_dir / SUMMARY_FILE
+        subset = job.datacomp_subset
+        if not pending and summary_path.is_file() and (subset is None or subset.is_file()):
+            shutil.rmtree(job.output_dir / WORK_DIR, ignore_errors=True)  # left by an older icc
+            return {**json.loads(summary_path.read_text(encoding="utf-8")), "redone_missing_outputs": 0}
+        if subset is not None:  # the subset is built from every shard's kept uids: redo shards whose uids are gone
+            pending = [shard for shard in shards if not shard.done(with_uids=True)]
         with (
             _progress_bars(len(shards), len(shards) - len(pending), job.progress) as progress,
             _TaskRunner(job, scorer, progress) as runner,
@@ -235,7 +250,8 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
             runner.run(tasks)
         summary = _summary(job, shards, time.perf_counter() - start, runner.processes)
         summary["redone_missing_outputs"] = lost
-        write_json(job.output_dir / SUMMARY_FILE, summary)
+        write_json(summary_path, summary)
+        shutil.rmtree(job.output_dir / WORK_DIR, ignore_errors=True)  # only a running job needs it
     return summary
 
 
@@ -534,23 +550,46 @@ def _remove_partial_files(output_dir: Path) -> None:
 
 @contextmanager
 def _locked(output_dir: Path) -> Iterator[None]:
-    """One job per output directory at a time (the OS drops the lock if the job dies)."""
+    """One job per output directory at a time (the OS drops the lock if the job dies).
+
+    The lock file is removed when the job ends, still locked. A job that opened it just
+    before and locks it just after would hold a lock on a file no longer in the directory,
+    so a lock counts only when the path still names the locked file.
+    """
     if output_dir.exists() and not output_dir.is_dir():
         raise UserInputError(f"the output directory {output_dir} is an existing file; choose a directory")
     try:
         output_dir.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserInputError(f"cannot create the output directory {output_dir}: {error.strerror}") from None
-    try:
-        handle = (output_dir / LOCK_FILE).open("w")
-    except OSError as error:  # a read-only folder: nothing can be written here
-        raise UserInputError(f"cannot write to the output directory {output_dir}: {error.strerror}") from None
-    with handle:
+    path = output_dir / LOCK_FILE
+    while True:
+        try:
+            handle = path.open("w")
+        except OSError as error:  # a read-only folder: nothing can be written here
+            raise UserInputError(f"cannot write to the output directory {output_dir}: {error.strerror}") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
+            handle.close()
             raise UserInputError(f"another icc job is writing to {output_dir}") from None
+        if _same_file(handle, path):
+            break
+        handle.close()  # removed by the job that held it: lock the file that stands there now
+    try:
         yield
+    finally:
+        path.unlink(missing_ok=True)
+        handle.close()
+
+
+def _same_file(handle: Any, path: Path) -> bool:
+    try:
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(handle.fileno())
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 @contextmanager

@@ -165,6 +165,8 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
         result = FileJobResult(scorer.model_id)
         progress = stack.enter_context(_progress_bar(job.progress))
         report = progress.update if progress is not None else _ignore
+        if progress is not None and not plan.nested:  # the bar counts captions: rows, unless they come in lists
+            chunks = _setting_total(chunks, progress, job)
         scored = (
             _two_passes(plan, scorer, chunks, read, report, work_file)
             if plan.needs_all_rows
@@ -344,9 +346,32 @@ def _spooled(stream: BinaryIO, path: Path) -> Path:
 
 
 def _progress_bar(show: bool | None) -> Any:
-    """A row counter on stderr (by default only when stderr is a terminal)."""
+    """A bar over the rows on stderr (by default only when stderr is a terminal); it moves as the
+    scorer finishes batches, several times a second, and gets a total from :func:`_setting_total`."""
     if show is False or (show is None and not sys.stderr.isatty()):
         return nullcontext(None)
     from tqdm.auto import tqdm
 
     return tqdm(unit="row", desc="icc rows")
+
+
+def _setting_total(chunks: Iterator[CaptionTable], bar: Any, job: FileJob) -> Iterator[CaptionTable]:
+    """``chunks``, giving ``bar`` its total (and so an ETA) as they are read: exact for a ready table and
+    for Parquet (its metadata), estimated for a text file from the bytes read so far and its size
+    (exact once it is read to the end); none for a stream."""
+    rows = 0
+    exact = len(job.source) if isinstance(job.source, CaptionTable) else None
+    for chunk in chunks:
+        rows += len(chunk)
+        if exact is None and chunk.arrow is not None and chunk.source is not None:
+            import pyarrow.parquet as pq
+
+            exact = pq.ParquetFile(chunk.source).metadata.num_rows
+        total = exact
+        if total is None and chunk.bytes_read and chunk.source is not None:
+            total = max(rows, round(rows * chunk.source.stat().st_size / chunk.bytes_read))
+        if total is not None and total != bar.total:
+            bar.total = total
+            bar.refresh()
+        yield chunk
+        del chunk  # not held while the next one is read

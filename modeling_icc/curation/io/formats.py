@@ -87,10 +87,13 @@ def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
 
 
 def default_output_format(fmt: str, path: str | os.PathLike | None = None) -> str:
-    """What an input format is written as: itself, or the table format its rows are read as."""
+    """What an input format is written as when no output format is named: itself, or the table
+    format its rows are read as. Plain text becomes TSV (``caption``, ``icc_score``, ``icc_model``
+    under a header): ``.txt`` output (``score<TAB>caption``) has no room for the model, so it is
+    written only when asked for by name."""
     if fmt == "gbc":
         return "parquet" if path is not None and is_parquet(path) else "jsonl"
-    return {"cc3m": "tsv", "coco": "jsonl"}.get(fmt, fmt)
+    return {"txt": "tsv", "cc3m": "tsv", "coco": "jsonl"}.get(fmt, fmt)
 
 
 def is_parquet(source: str | os.PathLike | BinaryIO) -> bool:

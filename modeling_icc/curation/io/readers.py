@@ -46,7 +46,8 @@ class CaptionTable:
     ``arrow`` the table (Parquet); ``fieldnames`` every column seen so far;
     ``decode_errors`` counts input lines (or tar text members) whose text needed
     U+FFFD replacements (bytes that are not UTF-8, lone surrogates); ``source`` is
-    the file read, which tar output copies samples from.
+    the file read, which tar output copies samples from; ``bytes_read``, for a text
+    file, how far into it this chunk ends (progress bars estimate the rows from it).
     """
 
     fmt: str
@@ -57,6 +58,7 @@ class CaptionTable:
     fieldnames: list[str] = field(default_factory=list)
     decode_errors: int = 0
     source: Path | None = None
+    bytes_read: int | None = None
 
     def __len__(self) -> int:
         return len(self.captions)
@@ -118,6 +120,7 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
     columns; the caption column is checked against the first one.
     """
     with ExitStack() as stack:
+        position = None
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", "input")
         path = check_input_file(source) if isinstance(source, (str, os.PathLike)) else None
         source = path or _peekable(source)
@@ -135,6 +138,8 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
             stream = compression.decompressed(raw)
             if stream is not raw:
                 stack.enter_context(stream)
+            # Progress counts the file's bytes read so far (compressed bytes, for compressed input).
+            position = raw.tell if path is not None else None
             chunks = _TEXT_READERS[container](_check_text(_peekable(stream), fmt, name), column, rows, name)
         else:
             raise UserInputError(f"unknown format {fmt!r}")
@@ -143,6 +148,8 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
         first = True
         for table in chunks:
             table.source = path
+            if position is not None:
+                table.bytes_read = position()
             if first and (container == "parquet" or len(table)) and table.column not in table.fieldnames:
                 raise UserInputError(missing_column_message(table.column, table.fieldnames, name))
             first = False

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from ...scoring.load import load_scorer
 from ...utils.errors import UserInputError
-from ..data import DEV_FROZEN_ID, DEV_SPLIT_ID, PUBLISHED
+from ...utils.extras import DIFFUSERS, SPACY, Extra, require
+from ..data import BENCHMARK_EXTRAS, DEV_FROZEN_ID, DEV_SPLIT_ID, PUBLISHED
 from ..harness import PUBLISHED_LABEL, BenchScorer
 from .clip import DEFAULT_CLIP
 
@@ -116,6 +117,8 @@ class Baseline:
     build: Callable
     #: ``data_id`` of benchmark data the scorer reads or was fitted on (see benchmarks.data.IN_SAMPLE_NOTES).
     in_sample: frozenset[str] = frozenset()
+    #: Optional dependencies it imports (checked before a run starts).
+    needs: tuple[Extra, ...] = ()
 
 
 BASELINES: dict[str, Baseline] = {
@@ -123,13 +126,13 @@ BASELINES: dict[str, Baseline] = {
     "mini": Baseline("mini (MiniLM + heads, zero-download)", _mini, FITTED_ON_NORMS | {DEV_SPLIT_ID}),
     "lite": Baseline("lite (pure Python, zero-download)", _lite, READS_NORMS | FITTED_ON_DEV),
     "lexical": Baseline("lexical norm average", _lexical, READS_NORMS),
-    "ca": Baseline("Complexity & Action (CA)", _ca),
+    "ca": Baseline("Complexity & Action (CA)", _ca, needs=(SPACY,)),
     # The CC3M thresholds (CC3MRules) were tuned on the dev split.
-    "cc3m": Baseline("CC3M text heuristics (soft)", _cc3m(binary=False), FITTED_ON_DEV),
-    "cc3m-keep": Baseline("CC3M text heuristics (0/1 keep)", _cc3m(binary=True), FITTED_ON_DEV),
+    "cc3m": Baseline("CC3M text heuristics (soft)", _cc3m(binary=False), FITTED_ON_DEV, needs=(SPACY,)),
+    "cc3m-keep": Baseline("CC3M text heuristics (0/1 keep)", _cc3m(binary=True), FITTED_ON_DEV, needs=(SPACY,)),
     "minilm": Baseline("MiniLM embedding ridge", _minilm, FITTED_ON_NORMS),
     "stroop": Baseline("CLIP Stroop probing", _stroop),
-    "aveclip": Baseline("aveCLIP", _aveclip),
+    "aveclip": Baseline("aveCLIP", _aveclip, needs=(DIFFUSERS,)),
     "llm": Baseline("zero-shot LLM prompting", _llm),
 }
 
@@ -139,6 +142,15 @@ def parse_scorer_list(text: str) -> list[str]:
     if not specs:
         raise UserInputError("--scorers is empty")
     return list(dict.fromkeys(specs))
+
+
+def check_extras(benchmarks: list[str], specs: list[str], hint: str = "") -> None:
+    """Fail in one line, before any work, when a benchmark or scorer needs an extra that is not installed."""
+    needs = [(f"benchmark {name!r}", extra) for name in benchmarks for extra in BENCHMARK_EXTRAS.get(name, ())]
+    for spec in specs:
+        baseline = BASELINES.get(spec.partition(":")[0])
+        needs += [(f"scorer {spec!r}", extra) for extra in (baseline.needs if baseline else ())]
+    require(needs, hint)
 
 
 def build_scorer(spec: str, options: ModelOptions | None = None) -> BenchScorer:

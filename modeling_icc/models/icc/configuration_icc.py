@@ -4,6 +4,15 @@ from __future__ import annotations
 
 from transformers import PretrainedConfig, RobertaConfig
 
+#: The Auto classes a saved student maps to its own code files (``configuration_icc.py``,
+#: ``modeling_icc.py``, saved next to the weights), so ``trust_remote_code`` users need no package.
+#: Every config carries it, so every way of saving a student (``save_pretrained``, ``icc convert``,
+#: the Hub folders, the distillation, ``save_tiny_student``) writes the same map.
+AUTO_MAP = {
+    "AutoConfig": "configuration_icc.ICCConfig",
+    "AutoModel": "modeling_icc.ICCForConcreteness",
+    "AutoModelForSequenceClassification": "modeling_icc.ICCForConcreteness",
+}
 #: Config keys that describe the file rather than the architecture; dropped on conversion.
 _FILE_KEYS = ("model_type", "architectures", "auto_map", "transformers_version", "_name_or_path")
 
@@ -25,6 +34,7 @@ class ICCConfig(RobertaConfig):
         kwargs.setdefault("layer_norm_eps", 1e-5)
         kwargs.setdefault("num_labels", 1)
         kwargs.setdefault("problem_type", "regression")
+        kwargs["auto_map"] = {**AUTO_MAP, **(kwargs.get("auto_map") or {})}
         super().__init__(**kwargs)
         if self.num_labels != 1:
             raise ValueError(f"ICC is a single-output regression model; got num_labels={self.num_labels}")

@@ -304,6 +304,21 @@ class MiniICCModel(BertPreTrainedModel):
         return model.eval()
 
     @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *args, **kwargs) -> MiniICCModel:
+        """A folder written by ``save_pretrained`` loads as usual; a mini repository (local or on the Hub:
+        ``config.json``, the heads and the base encoder's Hub id, see :mod:`.folder`) is built from the
+        base encoder and its heads, so ``AutoModel.from_pretrained("ORG/icc-mini")`` works."""
+        from .folder import download_repo, is_mini_folder, load_folder
+
+        offline = bool(kwargs.get("local_files_only", False))
+        folder = Path(os.fspath(pretrained_model_name_or_path))
+        if not folder.exists():
+            folder = download_repo(os.fspath(pretrained_model_name_or_path), kwargs.get("revision"), offline) or folder
+        if is_mini_folder(folder):
+            return load_folder(folder, local_files_only=offline)[0]
+        return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+
+    @classmethod
     def from_base_and_heads(
         cls, heads_path: str | os.PathLike | None = None, base_path: str | os.PathLike | None = None
     ) -> MiniICCModel:

