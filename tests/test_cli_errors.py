@@ -372,7 +372,9 @@ def test_closed_stdout_is_one_line_unless_an_output_file_is_given(captions, tmp_
 def test_closed_stderr_keeps_messages_out_of_the_output(captions):
     result = icc_process("score", "--model", "lite", "-i", captions, preexec_fn=_closing(2))
     assert result.returncode == 0
-    assert [line.split("\t")[1] for line in result.stdout.splitlines()] == ["a dog on a beach", "the meaning of life"]
+    header, *rows = result.stdout.splitlines()
+    assert header == "caption\ticc_score\ticc_model"
+    assert [line.split("\t")[0] for line in rows] == ["a dog on a beach", "the meaning of life"]
 
 
 def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
@@ -386,7 +388,8 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert process.stdout.readline().endswith("\ta dog on a beach\n")
+        assert process.stdout.readline() == "caption\ticc_score\ticc_model\n"
+        assert process.stdout.readline().startswith("a dog on a beach\t")
         process.stdout.close()
         assert process.wait() == 0
         assert process.stderr.read() == ""
@@ -468,7 +471,8 @@ def test_ctrl_c_on_a_sharded_job_says_how_to_resume_and_leaves_nothing(tmp_path)
     assert not list(out.rglob("*.tmp"))
     resumed = icc_process(*command)
     assert resumed.returncode == 0, resumed.stderr
-    assert [len((out / f"{shard}.txt").read_text().splitlines()) for shard in range(4)] == [60_000] * 4
+    # .txt shards are written as TSV with a header line
+    assert [len((out / f"{shard}.tsv").read_text().splitlines()) for shard in range(4)] == [60_001] * 4
 
 
 def test_workers_beyond_the_shards_and_cores_are_lowered_and_the_summary_says_what_ran(tmp_path, capsys):
