@@ -11,7 +11,9 @@ import numpy as np
 import pytest
 import torch
 
-from modeling_icc import NeuralScorer
+from modeling_icc import NeuralScorer, load_scorer
+from modeling_icc.cli.main import main
+from modeling_icc.curation.engines import shards
 from modeling_icc.scoring import runner
 from modeling_icc.scoring.batching import pad_packed, pad_rows, padded_width, plan_batches
 from modeling_icc.scoring.tokenize_workers import (
@@ -176,3 +178,45 @@ def test_a_dead_worker_fails_its_callers_and_is_replaced():
     replaced = tokenizer_pool(spec, 1)
     assert replaced is not pool
     assert len(replaced.submit(["a dog"]).result(timeout=60)) == 1
+
+
+def test_load_scorer_takes_tokenize_workers_per_call_also_from_the_cache(tiny_student_dir, monkeypatch):
+    monkeypatch.setattr(runner, "POOL_MIN_CAPTIONS", 0)
+    cached = load_scorer(tiny_student_dir, "cpu", "float32", cache=True)
+    pooled = load_scorer(tiny_student_dir, "cpu", "float32", cache=True, tokenize_workers=2)
+    assert pooled.model is cached.model and (cached.tokenize_workers, pooled.tokenize_workers) == (None, 2)
+    texts = captions()
+    np.testing.assert_allclose(pooled.score(texts), cached.score(texts), rtol=0, atol=1e-6)
+    assert load_scorer(tiny_student_dir, "cpu", "float32", tokenize_workers=1).tokenize_workers == 1
+    with pytest.raises(ValueError, match="tokenize_workers must be >= 0"):
+        load_scorer(tiny_student_dir, "cpu", tokenize_workers=-1)
+
+
+def test_mini_scores_the_same_with_tokenizer_workers(monkeypatch):
+    monkeypatch.setattr(runner, "POOL_MIN_CAPTIONS", 0)
+    texts = [*captions()[:120], "A Dog ON a Beach", "a dog on a beach"]
+    in_process = load_scorer("mini", "cpu", "float32", tokenize_workers=0).score(texts)
+    pooled = load_scorer("mini", "cpu", "float32", tokenize_workers=2).score(texts)
+    np.testing.assert_allclose(pooled, in_process, rtol=0, atol=1e-6)
+    assert pooled[-2] == pooled[-1]  # lower-cased before tokenizing, in either path
+
+
+def test_the_cli_refuses_a_negative_number_of_tokenizer_workers(capsys):
+    assert main(["score", "--model", "lite", "--tokenize-workers", "-1", "a dog"]) == 2
+    assert "--tokenize-workers must be 0 or more" in capsys.readouterr().err
+
+
+def test_a_sharded_job_passes_tokenize_workers_to_its_scorer(tiny_student_dir, tmp_path, monkeypatch):
+    seen = []
+    original = shards.load_scorer
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("tokenize_workers"))
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(shards, "load_scorer", spy)
+    source = tmp_path / "a.txt"
+    source.write_text("a dog\nthe meaning of life\n", encoding="utf-8")
+    job = shards.ShardJob((source,), tmp_path / "out", str(tiny_student_dir), device="cpu", tokenize_workers=1)
+    assert shards.run_shard_job(job)["rows"] == 2
+    assert seen == [1]
