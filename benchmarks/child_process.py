@@ -28,14 +28,16 @@ class ChildRun:
     first_output_s: float | None
 
 
-def run_child(argv: list[str], stdin: Path | None = None, first_output: bool = False) -> ChildRun:
+def run_child(
+    argv: list[str], stdin: Path | None = None, first_output: bool = False, env: dict[str, str] | None = None
+) -> ChildRun:
     """Run ``argv`` to completion (stdout discarded) through the helper; raise with its stderr if it fails.
 
-    ``first_output``: also time the first line on stdout.
+    ``first_output``: also time the first line on stdout. ``env``: the child's environment (default: this one).
     """
     helper = [sys.executable, __file__, *(["--first-output"] if first_output else []), "--", *argv]
     with stdin.open("rb") if stdin else open(os.devnull, "rb") as source:
-        result = subprocess.run(helper, stdin=source, capture_output=True)
+        result = subprocess.run(helper, stdin=source, capture_output=True, env=env)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed: {result.stderr.decode()[-2000:]}")
     return ChildRun(**json.loads(result.stdout))

@@ -78,7 +78,7 @@ def finish(
     keep = plan.mask(view, len(table), cuts) if plan.rules() else None
     hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
     columns = {name: values for name, values in view.items() if name not in hidden}
-    columns["icc_model"] = [model_id] * len(table)
+    columns["icc_model"] = np.full(len(table), model_id, dtype=object)  # to Arrow without a Python step per row
     return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0))
 
 

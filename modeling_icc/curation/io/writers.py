@@ -160,7 +160,8 @@ class ParquetTableWriter(TableWriter):
             schema = self.fields.schema if self.fields and self.fields.schema is not None else None
             names = schema.names if schema is not None else table.fieldnames
             base = records_to_arrow(table.as_records(), names, schema)
-        base = base.take(pa.array(rows, type=pa.int64()))
+        if len(rows) != base.num_rows:  # every row kept: nothing to select
+            base = base.take(pa.array(rows, type=pa.int64()))
         for name, values in new_columns.items():
             column = _arrow_column(values, rows)
             if name in base.column_names:
