@@ -219,9 +219,11 @@ def length_sorted_batches(scorer: Any, captions: list[str], device: str) -> list
 
     packed = encode_packed(scorer.token_spec().build(), captions)
     order = np.argsort(packed.lengths, kind="stable")
+    pad_id = scorer.tokenizer.pad_token_id or 0
     batches = []
     for batch in plan_batches(packed.lengths[order], scorer.batch_size, scorer.max_batch_tokens, scorer.pad_multiple):
-        ids, mask = pad_packed(packed.ids, packed.starts, packed.lengths, order[batch], 0, scorer.pad_multiple)
+        rows = order[batch]
+        ids, mask = pad_packed(packed.ids, packed.starts, packed.lengths, rows, pad_id, scorer.pad_multiple)
         batches.append((torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device)))
     return batches
 
