@@ -572,7 +572,7 @@ def main() -> None:
     device = args.device or ("cpu" if args.tiny else "cuda")
     n = args.n or (2_000 if args.tiny else 1_000_000)
     kind = "tiny_" if args.tiny else ""
-    args.out = args.out or RESULTS / f"gpu_end_to_end_{kind}{device.split(':')[0]}.json"
+    args.out = args.out or RESULTS / f"gpu_end_to_end_{kind}{device.split(':')[0]}{'_smoke' if args.tiny else ''}.json"
     if args.tiny:
         torch.set_num_threads(1)
 
