@@ -305,10 +305,8 @@ def _current_umask() -> int:
 def _arrow_column(values: Sequence[Any], rows: np.ndarray) -> pa.Array:
     import pyarrow as pa
 
-    if isinstance(values, np.ndarray):
-        return pa.array(values[rows])
-    column = pa.array([values[row] for row in rows])
-    return column.cast(pa.string()) if pa.types.is_null(column.type) else column
+    column = pa.array(values[rows]) if isinstance(values, np.ndarray) else pa.array([values[row] for row in rows])
+    return column.cast(pa.string()) if pa.types.is_null(column.type) else column  # no rows, or only None
 
 
 def _plain(value: Any) -> Any:
