@@ -26,6 +26,7 @@ class ChildRun:
     wall_s: float
     peak_rss_mb: float
     first_output_s: float | None
+    cpu_s: float | None = None  # user + system CPU seconds of the child (unaffected by other jobs' load)
 
 
 def run_child(
@@ -58,7 +59,8 @@ def _measure(argv: list[str], first_output: bool) -> ChildRun:
         if os.waitstatus_to_exitcode(status) != 0:
             stderr.seek(0)
             sys.exit(stderr.read().decode(errors="replace"))
-    return ChildRun(wall, usage.ru_maxrss / 1024, first)  # ru_maxrss is in KiB on Linux
+    # ru_maxrss is in KiB on Linux
+    return ChildRun(wall, usage.ru_maxrss / 1024, first, usage.ru_utime + usage.ru_stime)
 
 
 if __name__ == "__main__":

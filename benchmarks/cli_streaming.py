@@ -14,7 +14,8 @@ fresh process:
 
 Peak RSS is the child's high-water mark (``os.wait4``). "Above baseline" subtracts the
 peak of the same command on a one-caption file: the interpreter, imports and the lite
-model. Medians of ``--repeats`` runs.
+model. Medians of ``--repeats`` runs. Rows per CPU-second (the child's user + system time, start-up
+included) compare runs on a shared machine, where wall time depends on the other jobs.
 
 ``--compare-with DIR`` also runs every command with ``DIR`` (another checkout's source tree, e.g.
 ``git archive BASE modeling_icc | tar -x -C DIR``) first on ``PYTHONPATH``, alternating with this
@@ -74,6 +75,8 @@ def summarize(runs: list, baseline, n: int, stdin: bool) -> dict:
         "peak_above_baseline_mb": round(peak - baseline.peak_rss_mb, 1),
         "wall_s": round(wall, 2),
         "rows_per_s": round(n / wall),
+        "cpu_s": round(statistics.median(run.cpu_s for run in runs), 2),
+        "rows_per_cpu_s": round(n / statistics.median(run.cpu_s for run in runs)),
         "runs": [{"wall_s": round(r.wall_s, 2), "peak_rss_mb": round(r.peak_rss_mb, 1)} for r in runs],
     }
     if stdin:
@@ -127,7 +130,8 @@ def main() -> None:
                     print(
                         f"{key}: peak {results[key]['peak_rss_mb']:.0f} MB "
                         f"({results[key]['peak_above_baseline_mb']:.0f} MB above a one-caption run), "
-                        f"{results[key]['wall_s']:.1f} s, {results[key]['rows_per_s']:,} rows/s"
+                        f"{results[key]['wall_s']:.1f} s, {results[key]['rows_per_s']:,} rows/s, "
+                        f"{results[key]['rows_per_cpu_s']:,} rows per CPU-second"
                     )
     write_result(
         "cli_streaming",
