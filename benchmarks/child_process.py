@@ -26,16 +26,19 @@ class ChildRun:
     wall_s: float
     peak_rss_mb: float
     first_output_s: float | None
+    cpu_s: float | None = None  # user + system CPU seconds of the child (unaffected by other jobs' load)
 
 
-def run_child(argv: list[str], stdin: Path | None = None, first_output: bool = False) -> ChildRun:
+def run_child(
+    argv: list[str], stdin: Path | None = None, first_output: bool = False, env: dict[str, str] | None = None
+) -> ChildRun:
     """Run ``argv`` to completion (stdout discarded) through the helper; raise with its stderr if it fails.
 
-    ``first_output``: also time the first line on stdout.
+    ``first_output``: also time the first line on stdout. ``env``: the child's environment (default: this one).
     """
     helper = [sys.executable, __file__, *(["--first-output"] if first_output else []), "--", *argv]
     with stdin.open("rb") if stdin else open(os.devnull, "rb") as source:
-        result = subprocess.run(helper, stdin=source, capture_output=True)
+        result = subprocess.run(helper, stdin=source, capture_output=True, env=env)
     if result.returncode != 0:
         raise RuntimeError(f"{' '.join(argv)} failed: {result.stderr.decode()[-2000:]}")
     return ChildRun(**json.loads(result.stdout))
@@ -56,7 +59,8 @@ def _measure(argv: list[str], first_output: bool) -> ChildRun:
         if os.waitstatus_to_exitcode(status) != 0:
             stderr.seek(0)
             sys.exit(stderr.read().decode(errors="replace"))
-    return ChildRun(wall, usage.ru_maxrss / 1024, first)  # ru_maxrss is in KiB on Linux
+    # ru_maxrss is in KiB on Linux
+    return ChildRun(wall, usage.ru_maxrss / 1024, first, usage.ru_utime + usage.ru_stime)
 
 
 if __name__ == "__main__":

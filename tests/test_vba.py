@@ -90,3 +90,23 @@ def test_a_component_with_a_weight_missing_is_refused(components, component, wei
         VBAPipeline.from_pretrained(
             device="cpu", dtype=torch.float32, size=TINY_IMAGE_SIZE, bertscore_num_layers=2, **paths
         )
+
+
+def test_compile_wraps_the_unet_and_keeps_the_images(tiny_vba_pipeline, monkeypatch):
+    """``compile=True`` runs the UNet through torch.compile (the eager backend here: the real one takes minutes
+    on a CPU); the images are those of the plain UNet."""
+    from functools import partial
+
+    monkeypatch.setattr(torch, "compile", partial(torch.compile, backend="eager"))
+    plain = tiny_vba_pipeline
+    assert not plain.config.compile and not hasattr(plain.text_to_image.unet, "_orig_mod")
+    before = plain.generate_images(CAPTIONS[:2], IDS[:2], seed=0)
+    parts = (plain.text_to_image, plain.captioner, plain.processor, plain.similarity, plain.config)
+    compiled = VBAPipeline(*parts, compile=True)
+    try:
+        assert compiled.text_to_image.unet._orig_mod is not None and compiled.provenance()["compile"] is True
+        after = compiled.generate_images(CAPTIONS[:2], IDS[:2], seed=0)
+    finally:
+        plain.text_to_image.unet = plain.text_to_image.unet._orig_mod  # the fixture is shared
+    for a, b in zip(before, after, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

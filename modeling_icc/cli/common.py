@@ -59,6 +59,14 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--compile", action="store_true", help="torch.compile the model (about a minute to start; see load_scorer)"
     )
+    group.add_argument(
+        "--tokenize-workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="processes tokenizing for a neural model (default: every core when it runs on a GPU, none on a CPU; "
+        "0: in the scoring process). Not --workers, which runs whole shards in parallel",
+    )
 
 
 def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> None:
@@ -163,6 +171,7 @@ def run_sharded(
         dtype=args.dtype,
         batch_size=args.batch_size,
         compile=args.compile,
+        tokenize_workers=args.tokenize_workers,
         workers=workers,
         progress=args.progress,
         **job_options,
@@ -195,12 +204,15 @@ def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
 
     The scorer shows no progress bar of its own: jobs show one over all their rows.
     """
+    if args.tokenize_workers is not None and args.tokenize_workers < 0:
+        raise UserInputError(f"--tokenize-workers must be 0 or more, got {args.tokenize_workers}")
     options = {
         "device": args.device,
         "dtype": args.dtype,
         "batch_size": args.batch_size,
         "compile": args.compile,
         "progress": False,
+        "tokenize_workers": args.tokenize_workers,
     }
     with fallback_notices() as notices:
         scorer = load_scorer(args.model, fallback=args.fallback, **options)

@@ -7,7 +7,7 @@ travel in large batches and long ones in small batches, with little padding.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import chain
 
 import numpy as np
@@ -25,17 +25,18 @@ def plan_batches(
 ) -> Iterator[slice]:
     """Slices of ``sorted_lengths`` (ascending) such that rows x padded width <= ``max_tokens``.
 
-    A single row longer than the budget still gets a batch of its own.
+    A single row longer than the budget still gets a batch of its own. Each batch is found with
+    one vectorized search over at most ``max_rows`` lengths (no Python step per row).
     """
-    start, n = 0, len(sorted_lengths)
+    widths = -(-np.asarray(sorted_lengths, dtype=np.int64) // multiple) * multiple
+    start, n = 0, len(widths)
     while start < n:
-        end = start + 1
-        while end < n and end - start < max_rows:
-            if (end - start + 1) * padded_width(int(sorted_lengths[end]), multiple) > max_tokens:
-                break
-            end += 1
-        yield slice(start, end)
-        start = end
+        window = widths[start : start + max_rows]
+        # Ascending widths: rows x width of a batch ending at each position only grows.
+        cost = np.arange(1, len(window) + 1, dtype=np.int64) * window
+        size = max(1, int(np.searchsorted(cost, max_tokens, side="right")))
+        yield slice(start, start + size)
+        start += size
 
 
 def pad_rows(
@@ -53,3 +54,30 @@ def pad_rows(
     input_ids = np.full((len(selected), width), pad_id, dtype=np.int64)
     input_ids[real] = np.fromiter(chain.from_iterable(selected), dtype=np.int64, count=int(lengths.sum()))
     return input_ids, real.astype(np.int64)
+
+
+def pad_packed(
+    ids: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+    rows: np.ndarray,
+    pad_id: int,
+    multiple: int = PAD_MULTIPLE,
+    allocate: Callable[[tuple[int, int]], np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Right-padded ``(input_ids, attention_mask)`` int64 arrays for ``rows`` of packed token ids.
+
+    ``ids`` holds every caption's ids one after another, caption ``i`` at ``starts[i]`` for
+    ``lengths[i]`` tokens. ``allocate(shape)`` gives the int64 arrays to fill (pinned host memory,
+    for asynchronous copies to a GPU); by default new NumPy arrays.
+    """
+    row_lengths = lengths[rows].astype(np.int64)
+    width = padded_width(int(row_lengths.max()), multiple)
+    position = np.arange(width, dtype=np.int64)
+    real = position < row_lengths[:, None]
+    gather = np.minimum(starts[rows][:, None] + position, max(len(ids) - 1, 0))
+    allocate = allocate or (lambda shape: np.empty(shape, dtype=np.int64))
+    input_ids, mask = allocate(real.shape), allocate(real.shape)
+    np.copyto(input_ids, np.where(real, ids[gather], pad_id), casting="unsafe")
+    np.copyto(mask, real, casting="unsafe")
+    return input_ids, mask

@@ -42,7 +42,7 @@ def _mini_scorer(**options) -> ConcretenessScorer:
 
 
 #: Models that ship inside the package (no download): name -> builder of its scorer. The
-#: builder takes load_scorer's device, dtype, batch_size, max_batch_tokens and progress.
+#: builder takes load_scorer's device, dtype, batch_size, max_batch_tokens, progress and tokenize_workers.
 ZERO_DOWNLOAD_MODELS: dict[str, Callable[..., ConcretenessScorer]] = {
     MINI_MODEL_ID: _mini_scorer,
     LITE_MODEL_ID: lambda **_: LiteScorer(),  # pure Python: device, dtype and batching do not apply
@@ -98,6 +98,7 @@ def load_scorer(
     max_batch_tokens: int | None = None,
     progress: bool | None = None,
     compile: bool = False,
+    tokenize_workers: int | None = None,
 ) -> ConcretenessScorer:
     """Load a concreteness scorer.
 
@@ -128,20 +129,32 @@ def load_scorer(
     :class:`~modeling_icc.models.icc.fast_encoder.FastICCEncoder`: about a minute to start
     and, on this project's 2-core CPU, slower than the default
     (``benchmarks/student_throughput.py --compile``); untested on GPUs here.
+
+    ``tokenize_workers``: processes that tokenize for the neural models (``None``: every usable core
+    when the model runs on a GPU, where one process cannot tokenize as fast as the model scores; 0 on a
+    CPU, whose cores run the model; 0 always tokenizes in this process). Like ``batch_size``, it applies
+    per call, also to a cached model. Lite ignores it.
     """
     if isinstance(name_or_path, ConcretenessScorer):
         return name_or_path
     for option, value in (("batch_size", batch_size), ("max_batch_tokens", max_batch_tokens)):
         if value is not None and value <= 0:
             raise ValueError(f"{option} must be positive, got {value}")
+    if tokenize_workers is not None and tokenize_workers < 0:
+        raise ValueError(f"tokenize_workers must be >= 0, got {tokenize_workers}")
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
     fallback = os.fspath(fallback) if fallback is not None else None
     if cache:
         key = (*_cache_key(name, device, dtype, compile), fallback)
-        scorer, notice = _cached(key, batch_size, max_batch_tokens, progress)
+        scorer, notice = _cached(key, batch_size, max_batch_tokens, progress, tokenize_workers)
     else:
         options = dict(
-            device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
+            progress=progress,
+            tokenize_workers=tokenize_workers,
         )
         scorer, notice = _load_with_fallback(name, fallback, compile=compile, **options)
     if notice:
@@ -178,10 +191,16 @@ def _load(
     max_batch_tokens: int | None,
     progress: bool | None,
     compile: bool,
+    tokenize_workers: int | None,
 ) -> ConcretenessScorer:
     if name in ZERO_DOWNLOAD_MODELS:
         return ZERO_DOWNLOAD_MODELS[name](
-            device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress
+            device=device,
+            dtype=dtype,
+            batch_size=batch_size,
+            max_batch_tokens=max_batch_tokens,
+            progress=progress,
+            tokenize_workers=tokenize_workers,
         )
     options = dict(device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
     repository = _zero_download_repository(name, progress=progress, **options)
@@ -216,6 +235,7 @@ def _load(
         max_batch_tokens=max_batch_tokens,
         progress=progress,
         compile=compile,
+        tokenize_workers=tokenize_workers,
     )
 
 
@@ -284,18 +304,27 @@ def effective_device_and_dtype(
 @lru_cache(maxsize=8)
 def _cached_model(key: tuple) -> tuple[ConcretenessScorer, str | None]:
     name, device, dtype, compile, fallback = key
-    unset = dict.fromkeys(("batch_size", "max_batch_tokens", "progress"))  # set per call, on a copy
+    unset = dict.fromkeys(("batch_size", "max_batch_tokens", "progress", "tokenize_workers"))  # set per call, on a copy
     return _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **unset)
 
 
 @lru_cache(maxsize=16)
 def _cached(
-    key: tuple, batch_size: int | None, max_batch_tokens: int | None, progress: bool | None
+    key: tuple,
+    batch_size: int | None,
+    max_batch_tokens: int | None,
+    progress: bool | None,
+    tokenize_workers: int | None,
 ) -> tuple[ConcretenessScorer, str | None]:
     """The cached model with these batch settings: a shallow copy sharing its weights (kept, so its
     per-instance state, such as the fast encoder, is built once)."""
     scorer, notice = _cached_model(key)
-    settings = {"batch_size": batch_size, "max_batch_tokens": max_batch_tokens, "progress": progress}
+    settings = {
+        "batch_size": batch_size,
+        "max_batch_tokens": max_batch_tokens,
+        "progress": progress,
+        "tokenize_workers": tokenize_workers,
+    }
     changes = {name: value for name, value in settings.items() if value is not None and hasattr(scorer, name)}
     if not changes:
         return scorer, notice

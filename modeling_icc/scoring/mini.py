@@ -13,7 +13,8 @@ from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
 from .inputs import caption_list
-from .runner import pad_multiple, score_length_sorted
+from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
+from .tokenize_workers import TokenizerSpec
 
 EXPLANATION_METHOD = "mini-linear"
 
@@ -47,6 +48,7 @@ class MiniScorer(ConcretenessScorer):
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
         progress: bool | None = None,
+        tokenize_workers: int | None = None,
     ) -> None:
         from transformers import AutoTokenizer
 
@@ -60,26 +62,22 @@ class MiniScorer(ConcretenessScorer):
         self.max_batch_tokens = max(max_batch_tokens or tokens, 8)
         self.progress = progress
         self.max_length = self.model.config.max_length
+        self.tokenize_workers = tokenize_workers
+        self._token_spec = TokenizerSpec.from_pretrained_tokenizer(self.tokenizer, self.max_length)
 
     def _prepare(self, text: str) -> str:
         return prepare_text(text, self.model.config.lowercase)
-
-    def _tokenize(self, texts: list[str]) -> list[list[int]]:
-        return self.tokenizer(
-            [self._prepare(text) for text in texts],
-            truncation=True,
-            max_length=self.max_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )["input_ids"]
 
     def _forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids, attention_mask).scores
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
+        # The host pipeline of issue 24: texts prepared here, tokenized into packed arrays (in worker
+        # processes on a GPU, see load_scorer's tokenize_workers), batched in NumPy.
+        workers = default_tokenize_workers(self.device) if self.tokenize_workers is None else self.tokenize_workers
         return score_length_sorted(
-            texts,
-            self._tokenize,
+            [self._prepare(text) for text in texts],
+            self._token_spec,
             self._forward,
             max_rows=self.batch_size,
             max_tokens=self.max_batch_tokens,
@@ -87,6 +85,7 @@ class MiniScorer(ConcretenessScorer):
             pad_id=self.tokenizer.pad_token_id or 0,
             device=self.device,
             progress=self.progress,
+            workers=workers,
         )
 
     def explain(self, text: str) -> Explanation:

@@ -11,7 +11,8 @@ from transformers import PreTrainedTokenizerBase
 from ..models.icc.fast_encoder import FastICCEncoder, supports_fast_encoder
 from ..models.icc.modeling_icc import ICCForConcreteness
 from .base import ConcretenessScorer
-from .runner import pad_multiple, score_length_sorted
+from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
+from .tokenize_workers import TokenizerSpec
 
 
 def default_batch_limits(device: torch.device) -> tuple[int, int]:
@@ -25,10 +26,11 @@ def default_batch_limits(device: torch.device) -> tuple[int, int]:
 class NeuralScorer(ConcretenessScorer):
     """Scores captions with an :class:`ICCForConcreteness` model.
 
-    Captions are tokenized once with the fast tokenizer, sorted by length, cut
-    into batches under a token budget, run under ``torch.inference_mode`` and put
-    back in input order. Captions longer than the model's maximum length
-    (512 tokens for RoBERTa) are truncated.
+    Captions are tokenized once with the fast tokenizer's Rust core into packed arrays (in
+    ``tokenize_workers`` processes; default: every core when the model is on a GPU, none on a
+    CPU), sorted by length, cut into batches under a token budget, run under
+    ``torch.inference_mode`` and put back in input order. Captions longer than the model's
+    maximum length (512 tokens for RoBERTa) are truncated.
 
     ``score()`` returns the clipped [0, 1] score: ICC is defined on [0, 1] and
     thresholds are chosen on that scale. ``score(..., raw=True)`` returns the
@@ -50,6 +52,7 @@ class NeuralScorer(ConcretenessScorer):
         progress: bool | None = None,
         compile: bool = False,
         fast: bool = True,
+        tokenize_workers: int | None = None,
     ) -> None:
         if not getattr(tokenizer, "is_fast", False):
             raise ValueError("NeuralScorer needs a fast (Rust) tokenizer")
@@ -67,17 +70,18 @@ class NeuralScorer(ConcretenessScorer):
         self.batch_size = batch_size or rows
         self.max_batch_tokens = max(max_batch_tokens or tokens, 8)
         self.progress = progress
+        if tokenize_workers is not None and tokenize_workers < 0:
+            raise ValueError(f"tokenize_workers must be >= 0, got {tokenize_workers}")
+        self.tokenize_workers = tokenize_workers
+        self._token_spec: TokenizerSpec | None = None
         positions = model.config.max_position_embeddings - (model.config.pad_token_id or 0) - 1
         self.max_length = int(min(tokenizer.model_max_length, positions))
 
-    def _tokenize(self, texts: list[str]) -> list[list[int]]:
-        return self.tokenizer(
-            texts,
-            truncation=True,
-            max_length=self.max_length,
-            return_attention_mask=False,
-            return_token_type_ids=False,
-        )["input_ids"]
+    def token_spec(self) -> TokenizerSpec:
+        """How captions are tokenized (the Rust tokenizer, truncating at ``max_length``), built once."""
+        if self._token_spec is None or self._token_spec.max_length != self.max_length:
+            self._token_spec = TokenizerSpec.from_pretrained_tokenizer(self.tokenizer, self.max_length)
+        return self._token_spec
 
     def _forward(self) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
         """``(input_ids, attention_mask) -> raw scores`` with the model's current weights."""
@@ -94,9 +98,10 @@ class NeuralScorer(ConcretenessScorer):
         return self._fast_encoder
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
+        workers = self.tokenize_workers
         return score_length_sorted(
             texts,
-            self._tokenize,
+            self.token_spec(),
             self._forward(),
             max_rows=self.batch_size,
             max_tokens=self.max_batch_tokens,
@@ -104,4 +109,5 @@ class NeuralScorer(ConcretenessScorer):
             pad_id=self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else 0,
             device=self.device,
             progress=self.progress,
+            workers=default_tokenize_workers(self.device) if workers is None else workers,
         )

@@ -91,8 +91,16 @@ class _ScoreBatch:
     def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
         if self.num_proc and self.num_proc > 1:
             torch.set_num_threads(threads_per_worker(self.num_proc))
+        device = device_for_rank(self.device, rank)
+        # With one process per GPU, each tokenizes with its share of the cores (not all of them).
+        several = bool(self.num_proc and self.num_proc > 1 and str(device).startswith("cuda"))
         scorer = load_scorer(
-            self.model, device_for_rank(self.device, rank), self.dtype, self.model_batch_size, cache=True
+            self.model,
+            device,
+            self.dtype,
+            self.model_batch_size,
+            cache=True,
+            tokenize_workers=threads_per_worker(self.num_proc) if several else None,
         )
         return scored_columns(
             scorer,

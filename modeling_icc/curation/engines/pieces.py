@@ -97,7 +97,8 @@ def finish(
     keep = plan.mask(view, len(table), cuts) if plan.rules() else None
     hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
     columns = {name: values for name, values in view.items() if name not in hidden}
-    columns[model_column(plan.score_column)] = [model_id] * len(table)
+    # An object array goes to Arrow without a Python step per row.
+    columns[model_column(plan.score_column)] = np.full(len(table), model_id, dtype=object)
     return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0))
 
 

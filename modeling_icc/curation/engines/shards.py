@@ -78,7 +78,12 @@ _SUFFIXES = {"txt": ".txt", "jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "pa
 
 @dataclass(frozen=True)
 class ShardJob:
-    """Settings of one sharded run. A ``plan`` without rules scores without filtering (``icc score``)."""
+    """Settings of one sharded run. A ``plan`` without rules scores without filtering (``icc score``).
+
+    ``workers`` processes score shards in parallel; ``tokenize_workers`` are the tokenizer processes of each
+    one's scorer (see :func:`~modeling_icc.scoring.load.load_scorer`; by default, with several shard workers
+    on GPUs, each gets its share of the cores).
+    """
 
     inputs: tuple[Path, ...]
     output_dir: Path
@@ -90,6 +95,7 @@ class ShardJob:
     dtype: str | None = None
     batch_size: int | None = None
     compile: bool = False
+    tokenize_workers: int | None = None
     uid_column: str = "uid"
     datacomp_subset: Path | None = None
     workers: int = 1
@@ -374,7 +380,11 @@ def _init_worker(ranks: Any, reports: Any, n_workers: int, main_pid: int) -> Non
 
 def _process_in_worker(job: ShardJob, task: ShardTask) -> None:
     device = device_for_rank(job.device, _WORKER["rank"])
-    process_shard(replace(job, device=device), task, job.model, _WORKER["report"], _WORKER["commit_check"])
+    tokenize_workers = job.tokenize_workers
+    if tokenize_workers is None and device is not None and device.startswith("cuda"):
+        tokenize_workers = threads_per_worker(job.workers)  # this process's share of the cores
+    job = replace(job, device=device, tokenize_workers=tokenize_workers)
+    process_shard(job, task, job.model, _WORKER["report"], _WORKER["commit_check"])
 
 
 def process_shard(
@@ -399,7 +409,15 @@ def process_shard(
             raw = saved["icc_raw"]
         report(len(raw))
     else:
-        scorer = load_scorer(model, job.device, job.dtype, job.batch_size, compile=job.compile, cache=True)
+        scorer = load_scorer(
+            model,
+            job.device,
+            job.dtype,
+            job.batch_size,
+            compile=job.compile,
+            cache=True,
+            tokenize_workers=job.tokenize_workers,
+        )
         raw = pieces.score(scorer, plan, table, report)
     if len(raw) != len(flat_captions(table.captions, plan.nested)):
         raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")

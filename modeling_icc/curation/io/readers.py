@@ -25,7 +25,7 @@ from ...utils.errors import UserInputError
 from . import compression, gbc
 from . import webdataset as webdataset_tar
 from .formats import CC3M_COLUMNS, TEXT_COLUMN, check_input_file, is_parquet, missing_column_message, sniff_binary
-from .text import BOM, LineDecoder, raw_lines, strip_line_end
+from .text import BOM, LineDecoder, raw_lines
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 CHUNK_ROWS = 32_768
 #: Bytes looked at to tell a binary file from text.
 _SNIFF_BYTES = 8192
+#: Bytes of a text file split into lines at a time.
+_TEXT_BLOCK = 1 << 16
 
 Source = str | os.PathLike | BinaryIO
 
@@ -247,21 +249,74 @@ def _check_text(stream: BinaryIO, fmt: str, name: object) -> BinaryIO:
 
 
 def _txt_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
-    decoder = LineDecoder()
-    lines = (decoder.decode(strip_line_end(line)) for line in raw_lines(stream))
+    """Lines as one-column Arrow tables, split and decoded a block at a time (no Python step per line
+    unless a block holds bytes that are not UTF-8: then its lines are decoded one by one and counted)."""
+    import pyarrow as pa
+
+    captions: list[str] = []
+    bad: list[int] = []  # positions in ``captions`` of lines that needed U+FFFD
+    for lines, block_bad in _text_blocks(stream):
+        bad += [len(captions) + position for position in block_bad]
+        captions += lines
+        while len(captions) >= rows:
+            yield _txt_table(captions[:rows], sum(position < rows for position in bad), pa)
+            captions = captions[rows:]
+            bad = [position - rows for position in bad if position >= rows]
+    yield _txt_table(captions, len(bad), pa)
+
+
+def _txt_table(captions: list[str], decode_errors: int, pa: Any) -> CaptionTable:
+    arrow = pa.table({TEXT_COLUMN: pa.array(captions, type=pa.string())})
+    return CaptionTable(
+        "txt", TEXT_COLUMN, captions, arrow=arrow, fieldnames=[TEXT_COLUMN], decode_errors=decode_errors
+    )
+
+
+def _text_blocks(stream: BinaryIO) -> Iterator[tuple[list[str], list[int]]]:
+    """``(lines, positions of the lines that needed U+FFFD)`` per block of ``stream``, by :func:`raw_lines`'s rules:
+    lines end at ``\\n`` (``\\r\\n`` too) only, a leading BOM is dropped, a last line without ``\\n`` counts."""
+    # read1: what has arrived (at most a block), so piped rows are scored without waiting for a whole block
+    read = getattr(stream, "read1", stream.read)
+    carry, first, bom_alone = b"", True, False
     while True:
-        bad = decoder.bad
-        captions = list(islice(lines, rows))
-        yield CaptionTable(
-            "txt",
-            TEXT_COLUMN,
-            captions,
-            records=[{TEXT_COLUMN: caption} for caption in captions],
-            fieldnames=[TEXT_COLUMN],
-            decode_errors=decoder.bad - bad,
-        )
-        if len(captions) < rows:
+        block = read(_TEXT_BLOCK)
+        data = carry + block
+        if first and block and len(data) < len(BOM):  # too short yet to tell whether a BOM starts it
+            carry = data
+            continue
+        if first:
+            bom_alone, data, first = data == BOM, data.removeprefix(BOM), False
+        elif block:
+            bom_alone = False
+        if not block:
+            if data or bom_alone:  # a BOM alone is one (empty) line
+                yield _split_lines(data)
             return
+        cut = data.rfind(b"\n") + 1
+        carry = data[cut:]
+        if cut:
+            yield _split_lines(data[:cut])
+
+
+def _split_lines(data: bytes) -> tuple[list[str], list[int]]:
+    """The lines of ``data``, which ends with a line end unless it is the end of the input."""
+    bad: list[int] = []
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        decoder, lines = LineDecoder(), []
+        for position, line in enumerate(data.split(b"\n")):
+            before = decoder.bad
+            lines.append(decoder.decode(line))
+            if decoder.bad > before:
+                bad.append(position)
+    terminated = data.endswith(b"\n")
+    if terminated:
+        lines.pop()  # the empty text after the last line end
+    if b"\r" in data:  # "\\r\\n" ends a line; a "\\r" on an unterminated last line is kept
+        ends = len(lines) if terminated else len(lines) - 1
+        lines[:ends] = [line[:-1] if line.endswith("\r") else line for line in lines[:ends]]
+    return lines, bad
 
 
 def _jsonl_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:

@@ -163,7 +163,8 @@ class ParquetTableWriter(TableWriter):
             schema = self.fields.schema if self.fields and self.fields.schema is not None else None
             names = schema.names if schema is not None else table.fieldnames
             base = records_to_arrow(table.as_records(), names, schema)
-        base = base.take(pa.array(rows, type=pa.int64()))
+        if len(rows) != base.num_rows:  # every row kept: nothing to select
+            base = base.take(pa.array(rows, type=pa.int64()))
         for name, values in new_columns.items():
             column = _arrow_column(values, rows)
             if name in base.column_names:
@@ -397,10 +398,8 @@ def _current_umask() -> int:
 def _arrow_column(values: Sequence[Any], rows: np.ndarray) -> pa.Array:
     import pyarrow as pa
 
-    if isinstance(values, np.ndarray):
-        return pa.array(values[rows])
-    column = pa.array([values[row] for row in rows])
-    return column.cast(pa.string()) if pa.types.is_null(column.type) else column
+    column = pa.array(values[rows]) if isinstance(values, np.ndarray) else pa.array([values[row] for row in rows])
+    return column.cast(pa.string()) if pa.types.is_null(column.type) else column  # no rows, or only None
 
 
 def _plain(value: Any) -> Any:
