@@ -47,7 +47,7 @@ from ...utils.errors import UserInputError
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import compression, datacomp
-from ..io.formats import VARYING_FIELDS, missing_column_message
+from ..io.formats import VARYING_FIELDS, is_parquet, missing_column_message
 from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
 from ..io.writers import (
     atomic_output,
@@ -363,7 +363,7 @@ def _setting_total(chunks: Iterator[CaptionTable], bar: Any, job: FileJob) -> It
     exact = len(job.source) if isinstance(job.source, CaptionTable) else None
     for chunk in chunks:
         rows += len(chunk)
-        if exact is None and chunk.arrow is not None and chunk.source is not None:
+        if exact is None and chunk.source is not None and chunk.fmt != "txt" and is_parquet(chunk.source):
             import pyarrow.parquet as pq
 
             exact = pq.ParquetFile(chunk.source).metadata.num_rows

@@ -122,7 +122,7 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
     columns; the caption column is checked against the first one.
     """
     with ExitStack() as stack:
-        position = None
+        position, compressed = None, False
         name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", "input")
         path = check_input_file(source) if isinstance(source, (str, os.PathLike)) else None
         source = path or _peekable(source)
@@ -140,8 +140,10 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
             stream = compression.decompressed(raw)
             if stream is not raw:
                 stack.enter_context(stream)
-            # Progress counts the file's bytes read so far (compressed bytes, for compressed input).
+            # Progress counts the file's bytes read so far (compressed bytes, for compressed input;
+            # .txt tables count their own lines' bytes, unless compressed).
             position = raw.tell if path is not None else None
+            compressed = stream is not raw
             chunks = _TEXT_READERS[container](_check_text(_peekable(stream), fmt, name), column, rows, name)
         else:
             raise UserInputError(f"unknown format {fmt!r}")
@@ -150,7 +152,7 @@ def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int =
         first = True
         for table in chunks:
             table.source = path
-            if position is not None:
+            if position is not None and (compressed or table.bytes_read is None):
                 table.bytes_read = position()
             if first and (container == "parquet" or len(table)) and table.column not in table.fieldnames:
                 raise UserInputError(missing_column_message(table.column, table.fieldnames, name))
@@ -255,20 +257,33 @@ def _txt_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Itera
 
     captions: list[str] = []
     bad: list[int] = []  # positions in ``captions`` of lines that needed U+FFFD
+    consumed = 0  # bytes of the lines yielded so far (the stream reads ahead a block)
     for lines, block_bad in _text_blocks(stream):
         bad += [len(captions) + position for position in block_bad]
         captions += lines
         while len(captions) >= rows:
-            yield _txt_table(captions[:rows], sum(position < rows for position in bad), pa)
+            table = _txt_table(captions[:rows], sum(position < rows for position in bad), consumed, pa)
+            consumed = table.bytes_read
+            yield table
             captions = captions[rows:]
             bad = [position - rows for position in bad if position >= rows]
-    yield _txt_table(captions, len(bad), pa)
+    yield _txt_table(captions, len(bad), consumed, pa)
 
 
-def _txt_table(captions: list[str], decode_errors: int, pa: Any) -> CaptionTable:
+def _txt_table(captions: list[str], decode_errors: int, consumed: int, pa: Any) -> CaptionTable:
+    """One table; ``bytes_read`` counts the UTF-8 bytes and line ends of its lines and all before them."""
+    import pyarrow.compute as pc
+
     arrow = pa.table({TEXT_COLUMN: pa.array(captions, type=pa.string())})
+    size = pc.sum(pc.binary_length(arrow.column(TEXT_COLUMN))).as_py() or 0
     return CaptionTable(
-        "txt", TEXT_COLUMN, captions, arrow=arrow, fieldnames=[TEXT_COLUMN], decode_errors=decode_errors
+        "txt",
+        TEXT_COLUMN,
+        captions,
+        arrow=arrow,
+        fieldnames=[TEXT_COLUMN],
+        decode_errors=decode_errors,
+        bytes_read=consumed + size + len(captions),
     )
 
 
