@@ -308,7 +308,7 @@ class _TaskRunner:
         if self.pool is None:
             context = multiprocessing.get_context("forkserver")
             context.set_forkserver_preload([__name__])
-            with _sigint_ignored():  # the server and the workers it forks leave Ctrl-C to this process
+            with _sigint_ignored():  # the server, and the workers it forks, leave Ctrl-C to this process
                 multiprocessing.forkserver.ensure_running()
             self.reports = context.Queue()
             ranks = context.Value("i", 0)
@@ -333,8 +333,8 @@ _WORKER: dict[str, Any] = {}
 
 @contextmanager
 def _sigint_ignored() -> Iterator[None]:
-    """Processes started in this block ignore Ctrl-C (SIGINT) for their whole life (a disposition kept
-    across ``exec``); in a thread other than the main one, where signals cannot be set, nothing changes."""
+    """Processes started in the block ignore Ctrl-C (SIGINT) for their whole life (the disposition
+    survives ``exec``). Only for blocks of a few milliseconds: a Ctrl-C during them is lost."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -356,6 +356,10 @@ def _sigint_deferred() -> Iterator[None]:
     previous = signal.signal(signal.SIGINT, lambda signum, frame: received.append(signum))
     try:
         yield
+    except Exception:
+        if received:  # what failed was stopped by the same Ctrl-C (a worker dying as it started)
+            raise KeyboardInterrupt from None
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
     if received:
