@@ -70,7 +70,8 @@ class MiniScorer(ConcretenessScorer):
     token budget; only the first 128 tokens are read. The encoder runs in ``dtype`` (default: bf16 on GPUs
     and on CPUs with native bf16, fp32 elsewhere or with ``ICC_FORCE_FP32=1``); the heads always run in fp32.
     A ``model`` passed in is moved to ``device`` and its encoder cast to ``dtype``; without one, mini is
-    built from the pip base weights and the shipped heads.
+    built from the pip base weights and the shipped heads. ``fast=False`` runs the ``transformers`` model
+    and tokenizer instead (the reference the benchmarks compare against).
     """
 
     model_id = "mini"
@@ -85,7 +86,9 @@ class MiniScorer(ConcretenessScorer):
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
         progress: bool | None = None,
+        fast: bool = True,
     ) -> None:
+        self.fast = fast
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         rows, tokens = default_batch_limits(self.device)
@@ -171,10 +174,20 @@ class MiniScorer(ConcretenessScorer):
         return prepare_text(text, self.lowercase)
 
     def _tokenize(self, texts: list[str]) -> list[list[int]]:
-        encodings = self._tokenizer.encode_batch_fast([self._prepare(text) for text in texts])
-        return [encoding.ids for encoding in encodings]
+        prepared = [self._prepare(text) for text in texts]
+        if not self.fast:
+            return self.tokenizer(
+                prepared,
+                truncation=True,
+                max_length=self.max_length,
+                return_attention_mask=False,
+                return_token_type_ids=False,
+            )["input_ids"]
+        return [encoding.ids for encoding in self._tokenizer.encode_batch_fast(prepared)]
 
     def _forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        if not self.fast:
+            return self.model(input_ids, attention_mask).scores
         states = self._current_encoder()(input_ids, attention_mask, self.layers)
         return head_outputs(self._heads, *states, input_ids, attention_mask).scores
 

@@ -80,11 +80,31 @@ def package_versions(*names: str) -> dict[str, str | None]:
     return versions
 
 
+def cpu_kind() -> str:
+    """The CPU's matrix/vector class, which decides mini's and the student's speed on the CPU:
+    ``"AMX"``, ``"AVX-512 with AVX512-BF16, no AMX"``, ``"AVX-512, no bf16"``, ``"AVX2"`` or ``"other"``
+    (Linux ``/proc/cpuinfo`` flags; ``"unknown"`` elsewhere)."""
+    try:
+        flags = next(
+            set(line.split(":", 1)[1].split())
+            for line in Path("/proc/cpuinfo").read_text().splitlines()
+            if line.startswith("flags")
+        )
+    except (OSError, StopIteration):
+        return "unknown"
+    if "amx_tile" in flags:
+        return "AMX"
+    if "avx512f" in flags:
+        return "AVX-512 with AVX512-BF16, no AMX" if "avx512_bf16" in flags else "AVX-512, no bf16"
+    return "AVX2" if "avx2" in flags else "other"
+
+
 def environment(device: str) -> dict:
     """Where a number was measured: device, CPU, threads, versions, time."""
     info = {
         "device": device,
         "cpu": platform.processor() or platform.machine(),
+        "cpu_kind": cpu_kind(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
