@@ -9,6 +9,7 @@ built on first use, for code that wants them; once the model exists, scores foll
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -185,17 +186,21 @@ class MiniScorer(ConcretenessScorer):
             )["input_ids"]
         return [encoding.ids for encoding in self._tokenizer.encode_batch_fast(prepared)]
 
-    def _forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def _forward(self) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        """``(input_ids, attention_mask) -> scores`` with the current weights (resolved once per call)."""
         if not self.fast:
-            return self.model(input_ids, attention_mask).scores
-        states = self._current_encoder()(input_ids, attention_mask, self.layers)
-        return head_outputs(self._heads, *states, input_ids, attention_mask).scores
+            model = self.model
+            return lambda input_ids, attention_mask: model(input_ids, attention_mask).scores
+        encoder, heads, layers = self._current_encoder(), self._heads, self.layers
+        return lambda input_ids, attention_mask: (
+            head_outputs(heads, *encoder(input_ids, attention_mask, layers), input_ids, attention_mask).scores
+        )
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
         return score_length_sorted(
             texts,
             self._tokenize,
-            self._forward,
+            self._forward(),
             max_rows=self.batch_size,
             max_tokens=self.max_batch_tokens,
             pad_multiple=pad_multiple(self.device),
