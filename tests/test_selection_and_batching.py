@@ -1,14 +1,20 @@
 """Keep rules and length-sorted batching."""
 
+import threading
+
 import datasets
 import numpy as np
 import pytest
+import torch
 
-from modeling_icc import filter_by_icc
+import modeling_icc.scoring.runner as runner
+from modeling_icc import MiniScorer, filter_by_icc
 from modeling_icc.cli.main import main
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.scoring.batching import pad_rows, padded_width, plan_batches
+from modeling_icc.scoring.runner import run_batches
 from modeling_icc.utils.errors import UserInputError
+from modeling_icc.utils.shipped_data import dev_split
 
 SCORES = np.array([0.2, np.nan, 0.9, 0.5, 0.9, 0.7], dtype=np.float32)
 
@@ -104,12 +110,6 @@ def test_pad_rows_right_pads_to_a_multiple_of_eight():
 
 
 def test_cpu_batches_run_side_by_side_in_order_under_inference_mode_and_restore_threads():
-    import threading
-
-    import torch
-
-    from modeling_icc.scoring.runner import run_batches
-
     threads_before, seen = torch.get_num_threads(), []
 
     def run(batch: slice) -> torch.Tensor:
@@ -125,10 +125,6 @@ def test_cpu_batches_run_side_by_side_in_order_under_inference_mode_and_restore_
 
 
 def test_mini_scores_do_not_depend_on_how_many_batches_run_at_once(monkeypatch):
-    import modeling_icc.scoring.runner as runner
-    from modeling_icc import MiniScorer
-    from modeling_icc.utils.shipped_data import dev_split
-
     texts = [row["caption"] for row in dev_split()[:120]]
     scorer = MiniScorer(dtype="float32", max_batch_tokens=256)
     side_by_side = scorer.score(texts)
