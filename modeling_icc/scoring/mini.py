@@ -71,8 +71,7 @@ class MiniScorer(ConcretenessScorer):
     token budget; only the first 128 tokens are read. The encoder runs in ``dtype`` (default: bf16 on GPUs
     and on CPUs with native bf16, fp32 elsewhere or with ``ICC_FORCE_FP32=1``); the heads always run in fp32.
     A ``model`` passed in is moved to ``device`` and its encoder cast to ``dtype``; without one, mini is
-    built from the pip base weights and the shipped heads. ``fast=False`` runs the ``transformers`` model
-    and tokenizer instead (the reference the benchmarks compare against).
+    built from the pip base weights and the shipped heads.
     """
 
     model_id = "mini"
@@ -87,9 +86,7 @@ class MiniScorer(ConcretenessScorer):
         batch_size: int | None = None,
         max_batch_tokens: int | None = None,
         progress: bool | None = None,
-        fast: bool = True,
     ) -> None:
-        self.fast = fast
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
         rows, tokens = default_batch_limits(self.device)
@@ -176,21 +173,10 @@ class MiniScorer(ConcretenessScorer):
 
     def _tokenize(self, texts: list[str]) -> list[list[int]]:
         prepared = [self._prepare(text) for text in texts]
-        if not self.fast:
-            return self.tokenizer(
-                prepared,
-                truncation=True,
-                max_length=self.max_length,
-                return_attention_mask=False,
-                return_token_type_ids=False,
-            )["input_ids"]
         return [encoding.ids for encoding in self._tokenizer.encode_batch_fast(prepared)]
 
     def _forward(self) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
         """``(input_ids, attention_mask) -> scores`` with the current weights (resolved once per call)."""
-        if not self.fast:
-            model = self.model
-            return lambda input_ids, attention_mask: model(input_ids, attention_mask).scores
         encoder, heads, layers = self._current_encoder(), self._heads, self.layers
         return lambda input_ids, attention_mask: (
             head_outputs(heads, *encoder(input_ids, attention_mask, layers), input_ids, attention_mask).scores
