@@ -57,11 +57,10 @@ from typing import Any
 import numpy as np
 import torch
 from cc3m_copies import cc3m_copies
-from result_file import cpu_kind
 
 from modeling_icc.scoring.devices import resolve_dtype
 from modeling_icc.scoring.tokenize_workers import TokenizerSpec, encode_packed, tokenizer_pool, usable_cores
-from modeling_icc.utils.provenance import environment, package_versions, write_json
+from modeling_icc.utils.provenance import cpu_kind, cpu_name, environment, package_versions, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +94,7 @@ class Run:
             "mode": "tiny random models (a functional check, not real cost)" if args.tiny else "full-size shapes",
             "environment": {
                 **environment(device),
-                "cpu_model": cpu_kind(),
+                "cpu_model": f"{cpu_name()} ({cpu_kind()})",
                 "usable_cores": usable_cores(),
                 "more_versions": package_versions("tokenizers", "pyarrow", "diffusers", "bert-score", "pillow"),
             },

@@ -35,7 +35,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from cc3m_copies import cc3m_copies
-from result_file import cpu_kind, write_result
+from result_file import write_result
 
 from modeling_icc import NeuralScorer
 from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
@@ -50,7 +50,7 @@ from modeling_icc.scoring.tokenize_workers import (
     usable_cores,
 )
 from modeling_icc.testing import distilroberta_config
-from modeling_icc.utils.provenance import stand_in_tokenizer
+from modeling_icc.utils.provenance import cpu_kind, cpu_name, stand_in_tokenizer
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_CAPTIONS_PER_S = 150_000
@@ -206,7 +206,7 @@ def main() -> None:
         },
         tokenizer="all-MiniLM-L6-v2 WordPiece (stand-in for RoBERTa BPE), truncation at 512",
         batch_limits={"rows": rows, "tokens": tokens, "pad_multiple": 8},
-        cpu=cpu_kind(),
+        cpu=f"{cpu_name()} ({cpu_kind()})",
         usable_cores=cores,
         repeats=args.repeats,
         summary=summary,

@@ -47,6 +47,8 @@ _LAZY_NAMES = {
 
 __getattr__ = lazy_getattr(__name__, _LAZY_NAMES)
 
-when_imported("transformers", lambda: [import_module(f".models.{name}", __name__) for name in ("icc", "mini")])
+when_imported(
+    "transformers", lambda: [import_module(f".models.{name}", __name__) for name in ("icc", "mini.modeling_mini")]
+)
 
 __all__ = ["DISTRIBUTION", "__version__", *_LAZY_NAMES]

@@ -115,7 +115,7 @@ def test_missing_or_corrupt_heads_and_incomplete_base_are_refused(tmp_path):
     no_recorded_base = heads_file(
         tmp_path, metadata=lambda m: {METADATA_KEY: json.dumps({"config": json.loads(m[METADATA_KEY])["config"]})}
     )
-    with pytest.raises(CheckpointError, match=r"do not match the encoder config: missing \['bert.encoder.layer.3"):
+    with pytest.raises(CheckpointError, match=r"do not match the encoder config: missing \['encoder.layer.3"):
         MiniICCModel.from_base_and_heads(no_recorded_base, base)
 
 
@@ -140,6 +140,41 @@ def test_batching_does_not_change_scores(fp32_scorer):
     whole = fp32_scorer.score(texts)
     small = MiniScorer(fp32_scorer.model, fp32_scorer.tokenizer, dtype="float32", batch_size=3, max_batch_tokens=64)
     np.testing.assert_allclose(small.score(texts), whole, atol=1e-5)
+
+
+def test_the_fast_path_gives_the_transformers_model_scores():
+    """The scorer runs FastMiniEncoder and the Rust tokenizer, built from mini's files: in fp32 it gives the
+    ``transformers`` model's scores, on captions past the 128-token window too."""
+    texts = [row["caption"] for row in dev_split()[:96]] + [" ".join(["a red ball on green grass"] * 40)]
+    fast = MiniScorer(dtype="float32")
+    model = MiniICCModel.from_base_and_heads().eval()
+    batch = fast.tokenizer(
+        [text.lower() for text in texts], padding=True, truncation=True, max_length=128, return_tensors="pt"
+    )
+    with torch.inference_mode():
+        expected = model(batch["input_ids"], batch["attention_mask"]).scores.numpy()
+    np.testing.assert_allclose(fast.score(texts), expected, atol=1e-5)
+    assert fast._tokenizer.encode(texts[-1].lower()).ids == batch["input_ids"][-1].tolist()  # truncated, not padded
+    assert fast._model is None  # scoring never built the transformers model
+
+
+def test_a_scorer_follows_changes_to_its_model(fp32_scorer):
+    model = MiniICCModel.from_base_and_heads()
+    scorer = MiniScorer(model, dtype="float32")
+    before = scorer.score(CAPTIONS)
+    np.testing.assert_allclose(before, fp32_scorer.score(CAPTIONS), atol=1e-6)
+    with torch.no_grad():
+        model.bert.encoder.layer[0].output.dense.weight.mul_(0.5)
+    assert np.abs(scorer.score(CAPTIONS) - before).max() > 1e-3
+
+
+def test_scoring_with_mini_imports_no_transformers():
+    code = (
+        "import sys\nfrom modeling_icc.cli.main import main\nmain(['score', '--model', 'mini', 'a dog'])\n"
+        "print('transformers' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "False"
 
 
 def test_default_dtype_follows_the_hardware_and_heads_stay_fp32(scorer):
@@ -223,12 +258,12 @@ def test_cli_scores_filters_and_explains_with_mini(tmp_path, capsys):
 
 
 def test_cli_reports_a_broken_heads_file_in_one_line(tmp_path, monkeypatch, capsys):
-    import modeling_icc.models.mini.modeling_mini as modeling_mini
+    import modeling_icc.scoring.mini as mini_scoring
 
     broken = tmp_path / "mini_heads.safetensors"
     shutil.copyfile(shipped_heads_path(), broken)
     broken.write_bytes(broken.read_bytes()[:-100])
-    monkeypatch.setattr(modeling_mini, "shipped_heads_path", lambda: broken)
+    monkeypatch.setattr(mini_scoring, "shipped_heads_path", lambda: broken)
     assert main(["score", "--model", "mini", "a dog"]) == 2
     err = capsys.readouterr().err
     assert "could not be read" in err and "Traceback" not in err

@@ -1,14 +1,20 @@
 """Keep rules and length-sorted batching."""
 
+import threading
+
 import datasets
 import numpy as np
 import pytest
+import torch
 
-from modeling_icc import filter_by_icc
+import modeling_icc.scoring.runner as runner
+from modeling_icc import MiniScorer, filter_by_icc
 from modeling_icc.cli.main import main
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.scoring.batching import pad_rows, padded_width, plan_batches
+from modeling_icc.scoring.runner import run_batches
 from modeling_icc.utils.errors import UserInputError
+from modeling_icc.utils.shipped_data import dev_split
 
 SCORES = np.array([0.2, np.nan, 0.9, 0.5, 0.9, 0.7], dtype=np.float32)
 
@@ -101,3 +107,26 @@ def test_pad_rows_right_pads_to_a_multiple_of_eight():
     assert ids.shape == (2, 8)
     assert ids[0, :5].tolist() == [0, 5, 6, 7, 2] and ids[1, 3:].tolist() == [1] * 5
     assert mask.sum(axis=1).tolist() == [5, 3]
+
+
+def test_cpu_batches_run_side_by_side_in_order_under_inference_mode_and_restore_threads():
+    threads_before, seen = torch.get_num_threads(), []
+
+    def run(batch: slice) -> torch.Tensor:
+        seen.append((threading.get_ident(), torch.is_inference_mode_enabled(), torch.get_num_threads()))
+        return torch.arange(batch.start, batch.stop, dtype=torch.float32)
+
+    batches = [slice(start, start + 3) for start in range(0, 30, 3)]
+    out = run_batches(run, batches, workers=2)
+    assert torch.equal(torch.cat(out), torch.arange(30, dtype=torch.float32))
+    assert all(inference and threads == 1 for _, inference, threads in seen)
+    assert torch.get_num_threads() == threads_before
+    assert [tensor.tolist() for tensor in run_batches(run, batches, workers=1)] == [t.tolist() for t in out]
+
+
+def test_mini_scores_do_not_depend_on_how_many_batches_run_at_once(monkeypatch):
+    texts = [row["caption"] for row in dev_split()[:120]]
+    scorer = MiniScorer(dtype="float32", max_batch_tokens=256)
+    side_by_side = scorer.score(texts)
+    monkeypatch.setattr(runner, "cpu_batch_workers", lambda device: 1)
+    np.testing.assert_allclose(scorer.score(texts), side_by_side, atol=1e-6)

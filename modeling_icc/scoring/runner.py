@@ -7,6 +7,11 @@ chunk ahead. Each chunk is sorted by length, cut into batches by :func:`~.batchi
 padded in NumPy; on CUDA the batches are filled in pinned host memory and copied asynchronously, so the
 next batch is prepared while the model runs, and each chunk's scores come back in one asynchronous copy
 that is waited for only after the next chunk has been launched. Outputs are put back in input order.
+
+On CPUs the batches run side by side, one per core, each with one torch thread (:func:`run_batches`),
+instead of one batch at a time across all cores: the products of short captions are too small for
+several threads to share well, and each operator's thread barrier costs most where other jobs share the
+cores (``benchmarks/mini_cpu.py`` measures it against the old one-batch path).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numpy as np
 import torch
@@ -54,6 +60,35 @@ def default_tokenize_workers(device: torch.device) -> int:
     return 0 if device.type == "cpu" else usable_cores()
 
 
+def cpu_batch_workers(device: torch.device) -> int:
+    """Batches run at once: one per torch thread (the cores) on CPUs, one on accelerators."""
+    return max(1, torch.get_num_threads()) if device.type == "cpu" else 1
+
+
+@contextmanager
+def torch_threads(count: int) -> Iterator[None]:
+    """torch's intra-op threads set to ``count`` for the block (process-wide), then restored."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def run_batches(run: Callable[[slice], torch.Tensor], batches: list[slice], workers: int) -> list[torch.Tensor]:
+    """``run(batch)`` for every batch, in order; with ``workers > 1`` that many at once, one torch thread each."""
+    if workers <= 1 or len(batches) < 2:
+        return [run(batch) for batch in batches]
+
+    def run_inference(batch: slice) -> torch.Tensor:
+        with torch.inference_mode():  # thread-local: each worker thread needs its own
+            return run(batch)
+
+    with torch_threads(1), ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run_inference, batches))
+
+
 @torch.inference_mode()
 def score_length_sorted(
     texts: list[str],
@@ -74,6 +109,7 @@ def score_length_sorted(
     """
     out = np.empty(len(texts), dtype=np.float32)
     cuda = device.type == "cuda"
+    batch_workers = cpu_batch_workers(device)
     waiting: tuple[np.ndarray, torch.Tensor, torch.cuda.Event | None] | None = None
     report = current_report()
     with tqdm(total=len(texts), unit="caption", **({"disable": True} if report else progress_options(progress))) as bar:
@@ -81,12 +117,15 @@ def score_length_sorted(
         starts = range(0, len(texts), CHUNK_SIZE)
         for start, packed in zip(starts, _packed_chunks(texts, tokenize, workers), strict=True):
             order = np.argsort(packed.lengths, kind="stable")
-            values = []
-            for batch in plan_batches(packed.lengths[order], max_rows, max_tokens, pad_multiple):
+
+            def run(batch: slice, packed: PackedTokens = packed, order: np.ndarray = order) -> torch.Tensor:
                 input_ids, attention_mask = _batch(packed, order[batch], pad_id, pad_multiple, device)
-                values.append(forward(input_ids, attention_mask))
+                values = forward(input_ids, attention_mask)
                 advance(batch.stop - batch.start)
-            launched = (start + order, *_to_host(values, cuda))
+                return values
+
+            batches = list(plan_batches(packed.lengths[order], max_rows, max_tokens, pad_multiple))
+            launched = (start + order, *_to_host(run_batches(run, batches, batch_workers), cuda))
             if waiting is not None:
                 _scatter(out, *waiting)
             waiting = launched

@@ -80,11 +80,40 @@ def package_versions(*names: str) -> dict[str, str | None]:
     return versions
 
 
+def _cpuinfo(field: str) -> str | None:
+    """The first ``field`` line of Linux's ``/proc/cpuinfo`` (``None`` elsewhere)."""
+    try:
+        lines = Path("/proc/cpuinfo").read_text().splitlines()
+    except OSError:
+        return None
+    return next((line.split(":", 1)[1].strip() for line in lines if line.startswith(field)), None)
+
+
+def cpu_name() -> str:
+    """The CPU's model name (e.g. ``AMD EPYC``), else what ``platform`` knows."""
+    return _cpuinfo("model name") or platform.processor() or platform.machine()
+
+
+def cpu_kind() -> str:
+    """The CPU's matrix/vector class, which decides mini's and the student's speed on the CPU:
+    ``"AMX"``, ``"AVX-512 with AVX512-BF16, no AMX"``, ``"AVX-512, no bf16"``, ``"AVX2"`` or ``"other"``
+    (Linux ``/proc/cpuinfo`` flags; ``"unknown"`` elsewhere)."""
+    flags = set((_cpuinfo("flags") or "").split())
+    if not flags:
+        return "unknown"
+    if "amx_tile" in flags:
+        return "AMX"
+    if "avx512f" in flags:
+        return "AVX-512 with AVX512-BF16, no AMX" if "avx512_bf16" in flags else "AVX-512, no bf16"
+    return "AVX2" if "avx2" in flags else "other"
+
+
 def environment(device: str) -> dict:
     """Where a number was measured: device, CPU, threads, versions, time."""
     info = {
         "device": device,
-        "cpu": platform.processor() or platform.machine(),
+        "cpu": cpu_name(),
+        "cpu_kind": cpu_kind(),
         "cpu_count": os.cpu_count(),
         "python": platform.python_version(),
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

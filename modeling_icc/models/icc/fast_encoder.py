@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from ..fused_linear import FusedLinear, mkldnn_usable
 from .modeling_icc import ICCForConcreteness
 
 
@@ -33,39 +34,6 @@ def supports_fast_encoder(model: ICCForConcreteness) -> bool:
         and config.hidden_size % config.num_attention_heads == 0
         and model.roberta.embeddings.position_embeddings.padding_idx is not None
     )
-
-
-def _mkldnn_usable(dtype: torch.dtype) -> bool:
-    """oneDNN's fused linear ops exist and agree with ``F.linear`` on this machine."""
-    if dtype not in (torch.float32, torch.bfloat16) or not torch.backends.mkldnn.is_available():
-        return False
-    try:
-        generator = torch.Generator().manual_seed(0)
-        x, weight, bias = (torch.randn(*shape, generator=generator).to(dtype) for shape in ((4, 16), (8, 16), (8,)))
-        packed = torch.ops.mkldnn._reorder_linear_weight(weight, 4)
-        fused = torch.ops.mkldnn._linear_pointwise(x, packed, bias, "none", [], "")
-        return bool(torch.allclose(fused.float(), F.linear(x, weight, bias).float(), atol=0.1, rtol=0.05))
-    except (RuntimeError, AttributeError):
-        return False
-
-
-class _Linear:
-    """One frozen linear layer, with optional fused GELU or residual addition."""
-
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor, *, mkldnn: bool, batch_hint: int) -> None:
-        self.mkldnn = mkldnn
-        self.bias = bias
-        self.weight = torch.ops.mkldnn._reorder_linear_weight(weight, batch_hint) if mkldnn else weight
-
-    def __call__(self, x: torch.Tensor, *, gelu: bool = False, residual: torch.Tensor | None = None) -> torch.Tensor:
-        if self.mkldnn:
-            if residual is not None:
-                return torch.ops.mkldnn._linear_pointwise.binary(x, residual, self.weight, self.bias, "add")
-            return torch.ops.mkldnn._linear_pointwise(x, self.weight, self.bias, "gelu" if gelu else "none", [], "none")
-        out = F.linear(x, self.weight, self.bias)
-        if gelu:
-            return F.gelu(out)
-        return out if residual is None else out + residual
 
 
 class FastICCEncoder(nn.Module):
@@ -84,17 +52,17 @@ class FastICCEncoder(nn.Module):
         config = model.config
         reference = next(model.parameters())
         self.dtype, self.device = reference.dtype, reference.device
-        mkldnn = self.device.type == "cpu" and _mkldnn_usable(self.dtype)
+        mkldnn = self.device.type == "cpu" and mkldnn_usable(self.dtype)
         self.uses_mkldnn = mkldnn
 
         def frozen(tensor: torch.Tensor) -> torch.Tensor:
             return tensor.detach()  # shares storage: no second copy of the weights
 
-        def linear(*layers: nn.Linear) -> _Linear:
+        def linear(*layers: nn.Linear) -> FusedLinear:
             """One product for all ``layers`` (stacked outputs), e.g. Q, K and V."""
             weight = torch.cat([layer.weight for layer in layers]) if len(layers) > 1 else layers[0].weight
             bias = torch.cat([layer.bias for layer in layers]) if len(layers) > 1 else layers[0].bias
-            return _Linear(frozen(weight), frozen(bias), mkldnn=mkldnn, batch_hint=batch_hint)
+            return FusedLinear(frozen(weight), frozen(bias), mkldnn=mkldnn, batch_hint=batch_hint)
 
         embeddings = model.roberta.embeddings
         self.word_embeddings = frozen(embeddings.word_embeddings.weight)

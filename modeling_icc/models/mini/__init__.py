@@ -1,18 +1,21 @@
 """The ``mini`` model: the first 4 layers of the pip-shipped all-MiniLM-L6-v2 (frozen) and two linear heads.
 
-Importing this package registers it with ``AutoConfig`` and ``AutoModel`` (``model_type="icc_mini"``),
-so a folder written by ``MiniICCModel.save_pretrained`` loads through ``AutoModel.from_pretrained``.
-``import modeling_icc`` imports it as soon as ``transformers`` is imported (see ``modeling_icc/__init__.py``).
-Scoring goes through ``load_scorer("mini")`` (``modeling_icc/scoring/mini.py``); the heads are refitted by
-``training_scripts/fit_mini.py`` (``fit.py``).
+Importing ``MiniICCModel`` (or ``transformers``, once ``modeling_icc`` is imported) registers it with
+``AutoConfig`` and ``AutoModel`` (``model_type="icc_mini"``), so a folder written by
+``MiniICCModel.save_pretrained`` loads through ``AutoModel.from_pretrained``. The names are imported on
+first use: the scorer's fast path (``files.py``, ``heads.py``, ``fast_encoder.py``) needs no
+``transformers``. Scoring goes through ``load_scorer("mini")`` (``modeling_icc/scoring/mini.py``); the heads
+are refitted by ``training_scripts/fit_mini.py`` (``fit.py``).
 """
 
-from transformers import AutoConfig, AutoModel
+from ...utils.lazy_exports import lazy_getattr
 
-from .configuration_mini import MiniICCConfig
-from .modeling_mini import MiniICCModel, MiniICCOutput
+_LAZY_NAMES = {
+    "MiniICCConfig": "configuration_mini",
+    "MiniICCModel": "modeling_mini",
+    "MiniICCOutput": "modeling_mini",
+}
 
-AutoConfig.register(MiniICCConfig.model_type, MiniICCConfig, exist_ok=True)
-AutoModel.register(MiniICCConfig, MiniICCModel, exist_ok=True)
+__getattr__ = lazy_getattr(__name__, _LAZY_NAMES)
 
-__all__ = ["MiniICCConfig", "MiniICCModel", "MiniICCOutput"]
+__all__ = list(_LAZY_NAMES)

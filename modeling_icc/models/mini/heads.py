@@ -1,0 +1,150 @@
+"""mini's trained part as plain tensor functions: pooled word concreteness, the caption head, calibration.
+
+They import no ``transformers``, so the scorer's fast path (``fast_encoder.py``) and the
+``transformers`` model (``modeling_mini.py``) compute the score and its per-token decomposition with
+the same code: the explained score is the score.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+#: The word head's scale midpoint and half-range (1-5 ratings -> about -1..1 in the caption head).
+RATING_MID, RATING_HALF_RANGE = 3.0, 2.0
+
+
+@dataclass
+class MiniHeads:
+    """The trained tensors (fp32) and the ids that never count as words."""
+
+    word_weight: torch.Tensor  # (H,)
+    word_bias: torch.Tensor  # ()
+    caption_weight: torch.Tensor  # (H + 1,)
+    caption_bias: torch.Tensor  # ()
+    calibration: torch.Tensor  # (2,): slope, offset
+    content_mask: torch.Tensor  # (vocab,) uint8
+    special_ids: torch.Tensor  # (k,) int64
+
+    @classmethod
+    def from_tensors(cls, tensors: dict[str, torch.Tensor], special_ids: list[int] | tuple[int, ...]) -> MiniHeads:
+        """From a heads file's (or a model's state dict's) ``word_head.*``, ``caption_head.*``, ... tensors."""
+        return cls(
+            word_weight=tensors["word_head.weight"].float().reshape(-1),
+            word_bias=tensors["word_head.bias"].float().reshape(()),
+            caption_weight=tensors["caption_head.weight"].float().reshape(-1),
+            caption_bias=tensors["caption_head.bias"].float().reshape(()),
+            calibration=tensors["calibration"].float(),
+            content_mask=tensors["content_mask"],
+            special_ids=torch.tensor(list(special_ids), dtype=torch.long),
+        )
+
+    @classmethod
+    def from_modules(
+        cls,
+        word_head: nn.Linear,
+        caption_head: nn.Linear,
+        calibration: torch.Tensor,
+        content_mask: torch.Tensor,
+        special_ids: list[int] | tuple[int, ...],
+    ) -> MiniHeads:
+        """Views of a model's modules (shared storage: a later change to the model shows here too)."""
+        return cls(
+            word_weight=word_head.weight[0],
+            word_bias=word_head.bias[0],
+            caption_weight=caption_head.weight[0],
+            caption_bias=caption_head.bias[0],
+            calibration=calibration,
+            content_mask=content_mask,
+            special_ids=torch.tensor(list(special_ids), dtype=torch.long),
+        )
+
+    def to(self, device: torch.device) -> MiniHeads:
+        return MiniHeads(**{name: getattr(self, name).to(device) for name in self.__dataclass_fields__})
+
+
+@dataclass
+class HeadOutputs:
+    """``scores`` (B,) = sigmoid(``logits``); ``pooled`` (B,) mean word rating; ``token_concreteness`` (B, T);
+    ``pooled_mask`` (B, T) the tokens that entered ``pooled``."""
+
+    scores: torch.Tensor
+    logits: torch.Tensor
+    pooled: torch.Tensor
+    token_concreteness: torch.Tensor
+    pooled_mask: torch.Tensor
+
+
+def pooled_tokens(heads: MiniHeads, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Tokens that enter the pooled word concreteness: content tokens, or all non-special if a caption has none."""
+    nonspecial = attention_mask.bool() & ~torch.isin(input_ids, heads.special_ids.to(input_ids.device))
+    content = heads.content_mask[input_ids].bool() & nonspecial
+    return torch.where(content.any(1, keepdim=True), content, nonspecial)
+
+
+def head_outputs(
+    heads: MiniHeads,
+    embedding_states: torch.Tensor,
+    word_states: torch.Tensor,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+) -> HeadOutputs:
+    """The score from the encoder's token states (any dtype; the heads run in fp32)."""
+    mask = attention_mask.unsqueeze(-1).to(embedding_states.dtype)
+    mean = (embedding_states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
+    embedding = nn.functional.normalize(mean.float(), dim=-1)
+    token_concreteness = word_states.float() @ heads.word_weight + heads.word_bias
+    use = pooled_tokens(heads, input_ids, attention_mask)
+    weights = use.float()
+    pooled = (token_concreteness * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+    features = torch.cat([embedding, ((pooled - RATING_MID) / RATING_HALF_RANGE).unsqueeze(-1)], dim=-1)
+    raw = features @ heads.caption_weight + heads.caption_bias
+    logits = heads.calibration[0] * raw + heads.calibration[1]
+    return HeadOutputs(torch.sigmoid(logits), logits, pooled, token_concreteness, use)
+
+
+@dataclass
+class TokenTerms:
+    """Additive decomposition of the calibrated logit: ``per_token.sum(1) + bias + rounding == output.logits``.
+
+    ``rounding`` is what the float32 decomposition misses of the model's own logit: float32 rounding
+    (about 1e-6) when the encoder runs in fp32; with a bf16 encoder also the bf16 rounding of the mean
+    embedding, which no token owns (about 0.002 in logit units).
+    """
+
+    per_token: torch.Tensor  # (B, T)
+    bias: torch.Tensor  # (B,)
+    rounding: torch.Tensor  # (B,)
+    output: HeadOutputs
+
+
+def token_terms(
+    heads: MiniHeads,
+    embedding_states: torch.Tensor,
+    word_states: torch.Tensor,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+) -> TokenTerms:
+    """Each token's share of the logit: through the normalized mean embedding and, when pooled, through the
+    word-concreteness mean. Padding contributes nothing."""
+    output = head_outputs(heads, embedding_states, word_states, input_ids, attention_mask)
+    mask = attention_mask.unsqueeze(-1).float()
+    states = embedding_states.float() * mask
+    n_tokens = mask.sum(1)
+    norm = (states.sum(1) / n_tokens).norm(dim=-1, keepdim=True)
+    embedding_weights, pooled_weight = heads.caption_weight[:-1], heads.caption_weight[-1]
+    embedding_term = (states @ embedding_weights) / (n_tokens * norm)
+    use = output.pooled_mask.float()
+    pooled_term = (
+        pooled_weight
+        * use
+        * (output.token_concreteness - RATING_MID)
+        / RATING_HALF_RANGE
+        / use.sum(1, keepdim=True).clamp(min=1.0)
+    )
+    slope, offset = heads.calibration[0], heads.calibration[1]
+    per_token = slope * (embedding_term + pooled_term)
+    bias = (slope * heads.caption_bias + offset).expand(per_token.shape[0])
+    return TokenTerms(per_token, bias, output.logits - per_token.sum(1) - bias, output)
