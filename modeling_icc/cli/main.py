@@ -158,6 +158,9 @@ class _ClosedStream:
     """Stands for a standard stream the process was started without (``<&-``, ``>&-``, where
     Python sets it to ``None``): using it is a one-line error instead of an ``AttributeError``."""
 
+    #: Read by libraries at import time (pandas, through pyarrow): answered, not an error.
+    encoding = errors = None
+
     def __init__(self, name: str, advice: str) -> None:
         self.name, self.advice = name, advice
 
