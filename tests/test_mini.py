@@ -231,3 +231,38 @@ def test_cli_reports_a_broken_heads_file_in_one_line(tmp_path, monkeypatch, caps
     assert main(["score", "--model", "mini", "a dog"]) == 2
     err = capsys.readouterr().err
     assert "could not be read" in err and "Traceback" not in err
+
+
+def test_long_captions_are_read_in_windows_and_short_ones_as_before(fp32_scorer):
+    scorer, model, tokenizer = fp32_scorer, fp32_scorer.model, fp32_scorer.tokenizer
+    head = "two dogs running on a beach at sunset. " * 20  # about 180 word pieces
+    tails = ["a red ball on the sand", "freedom of opinion is a principle of justice " * 6]
+    texts = [head + tail for tail in tails]
+    assert all(len(tokenizer(text.lower())["input_ids"]) > 160 for text in texts)
+    long_scores = scorer.score(texts)
+    assert long_scores[0] > long_scores[1]  # the text past token 128 changes the score
+    ids = tokenizer(texts[1].lower())["input_ids"]
+    windows = [ids[:127] + ids[-1:], ids[:1] + ids[-127:]]  # half-overlapping: starts 0 and n - 126
+    if len(ids) - 2 > 126 + 63:
+        windows.insert(1, ids[:1] + ids[64:190] + ids[-1:])
+    with torch.inference_mode():
+        logits = [float(model(torch.tensor([w]), torch.ones(1, len(w), dtype=torch.long)).logits[0]) for w in windows]
+    assert long_scores[1] == pytest.approx(1 / (1 + math.exp(-np.mean(logits))), abs=1e-6)
+    explanation = scorer.explain(texts[1])
+    assert len(explanation) > 100 and explanation[-1][0] == "justice"  # words past the first window are explained
+    assert explanation.score == long_scores[1]
+    assert sum(value for _, value in explanation) + explanation.bias == pytest.approx(explanation.total, abs=1e-4)
+    batch = tokenizer(
+        [text.lower() for text in CAPTIONS], padding=True, return_tensors="pt", return_token_type_ids=False
+    )
+    with torch.inference_mode():
+        one_window = model(**batch).scores.numpy()
+    np.testing.assert_array_equal(scorer.score(CAPTIONS), one_window)  # short captions: the same bits as before
+
+
+def test_explain_shows_the_normalized_words_and_the_score_of_score(scorer):
+    text = "Love homemade burgers!!! 😂🍔 @chefjohn https://t.co/abc #foodporn"
+    explanation = scorer.explain(text)
+    assert [word for word, _ in explanation] == ["Love", "homemade", "burgers", "!", "food", "porn"]
+    assert explanation.score == float(scorer.score([text])[0])
+    assert scorer.score([text])[0] == scorer.score(["Love homemade burgers! food porn"])[0]

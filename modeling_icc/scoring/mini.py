@@ -9,6 +9,8 @@ import torch
 from transformers import PreTrainedTokenizerBase
 
 from ..models.mini.modeling_mini import MiniICCModel, base_model_path, prepare_text
+from ..utils.caption_text import normalize_caption
+from ..utils.windows import split_windows, window_piece_starts, window_weights
 from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
@@ -29,10 +31,13 @@ class MiniScorer(ConcretenessScorer):
     """Scores captions with :class:`~modeling_icc.models.mini.MiniICCModel`.
 
     ``score`` is ``sigmoid(logit)`` in [0, 1]; 0.5 separates the abstract and concrete halves of the
-    human annotation. Captions are lower-cased, tokenized once, sorted by length and batched under a
-    token budget; only the first 128 tokens are read. The encoder runs in ``dtype`` (default: bf16 on GPUs
-    and on CPUs with native bf16, fp32 elsewhere or with ``ICC_FORCE_FP32=1``); the heads always run in fp32.
-    A ``model`` passed in is moved to ``device`` and its encoder cast to ``dtype``.
+    human annotation. Captions are normalized for web noise (``prepare_text``: hashtags to words; handles,
+    URLs and emoji dropped; repeats squeezed) and lower-cased, tokenized once, sorted by length and batched
+    under a token budget. A caption longer than the 128-token window is read in overlapping windows whose
+    logits are averaged (``modeling_icc/utils/windows.py``); one that fits is read as it is. The encoder
+    runs in ``dtype`` (default: bf16 on GPUs and on CPUs with native bf16, fp32 elsewhere or with
+    ``ICC_FORCE_FP32=1``); the heads always run in fp32. A ``model`` passed in is moved to ``device`` and
+    its encoder cast to ``dtype``.
     """
 
     model_id = "mini"
@@ -64,23 +69,27 @@ class MiniScorer(ConcretenessScorer):
     def _prepare(self, text: str) -> str:
         return prepare_text(text, self.model.config.lowercase)
 
-    def _tokenize(self, texts: list[str]) -> list[list[int]]:
+    def _tokenize(self, prepared: list[str]) -> list[list[int]]:
+        """Token ids of prepared texts, cut to the first window (all of a caption that fits one)."""
         return self.tokenizer(
-            [self._prepare(text) for text in texts],
+            prepared,
             truncation=True,
             max_length=self.max_length,
             return_attention_mask=False,
             return_token_type_ids=False,
         )["input_ids"]
 
-    def _forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    def _scores(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return self.model(input_ids, attention_mask).scores
 
-    def _score_valid(self, texts: list[str]) -> np.ndarray:
+    def _logits(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids, attention_mask).logits
+
+    def _run(self, rows: list, tokenize, forward) -> np.ndarray:
         return score_length_sorted(
-            texts,
-            self._tokenize,
-            self._forward,
+            rows,
+            tokenize,
+            forward,
             max_rows=self.batch_size,
             max_tokens=self.max_batch_tokens,
             pad_multiple=pad_multiple(self.device),
@@ -89,6 +98,39 @@ class MiniScorer(ConcretenessScorer):
             progress=self.progress,
         )
 
+    def _windows(self, prepared: str) -> list[list[int]]:
+        ids = self.tokenizer(prepared, return_attention_mask=False, return_token_type_ids=False)["input_ids"]
+        return split_windows(ids, self.max_length)
+
+    def _long_text_scores(self, prepared: list[str], scores: np.ndarray) -> np.ndarray:
+        """Rescore captions longer than one window: ``sigmoid(mean of their window logits)``.
+
+        A WordPiece token covers at least one character, so only texts longer than the window in
+        characters can overflow it; only those are tokenized again, in full. Every other score stays
+        the one-window score, bit for bit.
+        """
+        width = self.max_length - 2
+        owners, rows = [], []
+        for index, text in enumerate(prepared):
+            if len(text) > width:
+                windows = self._windows(text)
+                if len(windows) > 1:
+                    owners.append((index, len(windows)))
+                    rows.extend(windows)
+        if not rows:
+            return scores
+        logits = self._run(rows, lambda chunk: chunk, self._logits).astype(np.float64)
+        position = 0
+        for index, n_windows in owners:
+            logit = np.float32(window_weights(n_windows) @ logits[position : position + n_windows])
+            scores[index] = torch.sigmoid(torch.tensor(logit)).item()
+            position += n_windows
+        return scores
+
+    def _score_valid(self, texts: list[str]) -> np.ndarray:
+        prepared = [self._prepare(text) for text in texts]
+        return self._long_text_scores(prepared, self._run(prepared, self._tokenize, self._scores))
+
     def explain(self, text: str) -> Explanation:
         """Exact per-word contributions to the logit: ``sum(words) + bias == total == logit(score)``.
 
@@ -96,7 +138,8 @@ class MiniScorer(ConcretenessScorer):
         rounding of a bf16 encoder's mean embedding, which no word owns (about 0.002 in logit units; in fp32
         the word terms are exact). A word contributes through its share of the mean embedding and, for a
         content word, its contextual concreteness, so function words and punctuation carry terms too.
-        Only the first 128 tokens are read, as in ``score``.
+        The words are those of the normalized caption (what the model reads, as in ``score``); a caption
+        longer than one window is explained over all its windows, each term weighted as its window's logit.
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
@@ -111,33 +154,45 @@ class MiniScorer(ConcretenessScorer):
                 model_id=self.model_id,
             )
         prepared = self._prepare(text)
-        surface = text if len(prepared) == len(text) else prepared
-        encoded = self.tokenizer(
-            [prepared], truncation=True, max_length=self.max_length, return_offsets_mapping=True, return_tensors="pt"
-        )
-        offsets = encoded["offset_mapping"][0].tolist()
+        normalized = normalize_caption(text)
+        surface = normalized if len(normalized) == len(prepared) else prepared
+        encoded = self.tokenizer(prepared, return_offsets_mapping=True, return_token_type_ids=False)
+        offsets, word_ids = encoded["offset_mapping"], encoded.word_ids()
+        windows = split_windows(encoded["input_ids"], self.max_length)
+        weights = window_weights(len(windows))
+        starts = window_piece_starts(len(encoded["input_ids"]) - 2, self.max_length)
+        width = max(map(len, windows))
+        input_ids = torch.zeros((len(windows), width), dtype=torch.long)
+        attention_mask = torch.zeros((len(windows), width), dtype=torch.long)
+        for row, window in enumerate(windows):
+            input_ids[row, : len(window)] = torch.tensor(window)
+            attention_mask[row, : len(window)] = 1
         with torch.inference_mode():
-            terms = self.model.token_contributions(
-                encoded["input_ids"].to(self.device), encoded["attention_mask"].to(self.device)
-            )
-        per_token = terms.per_token[0].float().cpu().tolist()
-        bias = float(terms.bias[0] + terms.rounding[0])
+            terms = self.model.token_contributions(input_ids.to(self.device), attention_mask.to(self.device))
+        per_token = terms.per_token.float().cpu().numpy().astype(np.float64)
+        bias = float(weights @ (terms.bias + terms.rounding).float().cpu().numpy())
         words: dict[int, list] = {}  # word index -> [start, end, contribution]
-        for word, (start, end), contribution in zip(encoded.word_ids(0), offsets, per_token, strict=True):
-            if word is None:  # [CLS] / [SEP]
-                bias += contribution
-            elif word in words:  # a word piece of the same word
-                words[word][1] = end
-                words[word][2] += contribution
-            else:
-                words[word] = [start, end, contribution]
-        total = float(terms.output.logits[0])
+        for row, (window, start) in enumerate(zip(windows, starts, strict=True)):
+            for position in range(len(window)):
+                contribution = weights[row] * per_token[row, position]
+                # Position 0 is [CLS], the last is [SEP]; position k reads piece start + k of the whole caption.
+                piece = start + position if 0 < position < len(window) - 1 else None
+                word = None if piece is None else word_ids[piece]
+                if word is None:
+                    bias += contribution
+                elif word in words:  # a word piece of a word already seen
+                    words[word][1] = max(words[word][1], offsets[piece][1])
+                    words[word][2] += contribution
+                else:
+                    words[word] = [offsets[piece][0], offsets[piece][1], contribution]
+        logit = np.float32(weights @ terms.output.logits.float().cpu().numpy().astype(np.float64))
+        total = float(logit)
         return Explanation(
-            [(surface[start:end], contribution) for start, end, contribution in words.values()],
+            [(surface[start:end], contribution) for start, end, contribution in sorted(words.values())],
             features=[],
             bias=bias,
             total=total,
-            score=float(terms.output.scores[0]),
+            score=float(torch.sigmoid(torch.tensor(logit))),  # as score() computes it
             method=EXPLANATION_METHOD,
             model_id=self.model_id,
         )

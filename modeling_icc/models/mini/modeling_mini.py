@@ -29,6 +29,7 @@ from transformers import BertModel
 from transformers.modeling_outputs import ModelOutput
 from transformers.models.bert.modeling_bert import BertPreTrainedModel
 
+from ...utils.caption_text import normalize_caption
 from ...utils.errors import CheckpointError
 from .configuration_mini import MiniICCConfig
 
@@ -77,7 +78,10 @@ def sha256_prefix(path: str | os.PathLike) -> str:
 
 
 def prepare_text(text: str, lowercase: bool = True) -> str:
-    """What the tokenizer reads: lower-cased, curly apostrophes folded to ASCII (as in training)."""
+    """What the tokenizer reads, in training and scoring alike: the caption normalized for web noise
+    (:func:`~modeling_icc.utils.caption_text.normalize_caption`: hashtags to words, handles, URLs and emoji
+    dropped, repeats squeezed), lower-cased, curly apostrophes folded to ASCII."""
+    text = normalize_caption(text) if text else text
     return text.lower().replace("\u2019", "'") if lowercase and text else text
 
 
