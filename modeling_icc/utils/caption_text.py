@@ -55,7 +55,7 @@ _EMOJI_CLASS = (
 #: Any character three times in a row (letters, dots, decoration; digits and spaces pass harmlessly).
 _TRIPLE = re.compile(r"(.)\1\1")
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
-_HANDLE = re.compile(r"(?<![\w@])@\w+")
+_HANDLE = re.compile(r"(?<![\w@])@\w+(?:\.\w+)*")
 _HASHTAG = re.compile(r"(?<![\w#])#(\w+)")
 _EMOJI = re.compile("[" + _EMOJI_CLASS + "]")
 _EXCLAIM = re.compile(r"([!?])[!?]+")
