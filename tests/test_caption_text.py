@@ -31,6 +31,7 @@ from modeling_icc.utils.shipped_data import cc3m_captions, dev_split
         ("wait.... what", "wait... what"),
         ("soooo cute", "so cute"),
         ("goooood morning", "good morning"),
+        ("The best tunes - Part III", "The best tunes - Part III"),
         ("1000 people in 2000", "1000 people in 2000"),
         ('a 6\'\' pipe and ""quotes""', 'a 6\'\' pipe and ""quotes""'),
         ("@only @handles", "@only @handles"),

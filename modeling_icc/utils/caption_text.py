@@ -11,8 +11,9 @@ Ray paths (all of which call ``score()``) read the same text:
 * emoji and pictographic symbols are dropped (``EMOJI_DROP``; :data:`EMOJI_NAMES` maps them to their
   Unicode names instead, the variant cross-validation did not pick, see ``docs/mini.md``);
 * ``!!!``/``?!?`` -> ``!``/``?``, runs of 3+ decoration characters (``***``, ``~~~``, ``---``) -> one,
-  ``....`` -> ``...``; letters repeated 3+ times are squeezed to two, or to one when only that
-  spelling is a known word (``soooo`` -> ``so``, ``goooood`` -> ``good``);
+  ``....`` -> ``...``; a lower-case letter repeated 3+ times is squeezed to two, or to one when that
+  spelling is the more frequent known word (``soooo`` -> ``so``, ``goooood`` -> ``good``; capitals are
+  left alone: ``Part III``);
 * whitespace is collapsed. Casing, quotes, apostrophes and digits are left alone.
 
 Text without ``#``, ``@``, ``http``, ``www``, emoji or repeated characters is returned unchanged (a
@@ -61,8 +62,8 @@ _EMOJI = re.compile("[" + _EMOJI_CLASS + "]")
 _EXCLAIM = re.compile(r"([!?])[!?]+")
 _DECORATION = re.compile(r"([*~=_\-+•|/\\<>^])\1{2,}")
 _DOTS = re.compile(r"\.{4,}")
-_REPEATED_WORD = re.compile(r"\w*([^\W\d_])\1{2,}\w*")
-_REPEATS = re.compile(r"([^\W\d_])\1{2,}")
+_REPEATED_WORD = re.compile(r"\w*([a-z])\1{2,}\w*")
+_REPEATS = re.compile(r"([a-z])\1{2,}")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
 _SPACES = re.compile(r"\s{2,}")
 
