@@ -1,6 +1,7 @@
 """The embedded lite model: ranking, determinism, lexicon, odd input."""
 
 import numpy as np
+import pytest
 
 from modeling_icc import LiteScorer
 from modeling_icc.models.lite.lexicon import default_lexicon, lexicon_sources
@@ -39,3 +40,14 @@ def test_lexicon_records_sources_and_excludes_research_only_mrc():
     assert {"brysbaert", "muraki", "glasgow", "lancaster"} <= set(sources["sources"])
     assert "mrc" not in sources["sources"] and "mrc" in sources["excluded"]
     assert sources["entries"] > 90_000
+
+
+def test_lite_reads_the_normalized_caption():
+    from modeling_icc import load_scorer
+
+    scorer = load_scorer("lite")
+    text = "Love homemade burgers!!! 😂🍔 @chefjohn https://t.co/abc #foodporn"
+    explanation = scorer.explain(text)
+    assert [word for word, _ in explanation] == ["Love", "homemade", "burgers", "food", "porn"]
+    assert explanation.score == pytest.approx(float(scorer.score([text])[0]), abs=1e-6)
+    assert scorer.score([text])[0] == scorer.score(["Love homemade burgers! food porn"])[0]

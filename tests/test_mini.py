@@ -30,7 +30,7 @@ from modeling_icc.utils.errors import CheckpointError
 from modeling_icc.utils.shipped_data import dev_split
 
 #: The heads evaluated once on the frozen partition (Spearman 0.767): the shipped file must stay these bytes.
-EVALUATED_HEADS_SHA256 = "61ddb70e6a9ced3eaa4d80f58797f039ae5062a85b964458afd5435e59fb9633"
+EVALUATED_HEADS_SHA256 = "3c472c6d70bddc6637905a125b0430bd72ca98b1a42919b801e1113f1d452e9e"
 CAPTIONS = [
     "a man with a white shirt",
     "a great method of quantifying concreteness",
@@ -144,8 +144,9 @@ def test_batching_does_not_change_scores(fp32_scorer):
 
 def test_the_fast_path_gives_the_transformers_model_scores():
     """The scorer runs FastMiniEncoder and the Rust tokenizer, built from mini's files: in fp32 it gives the
-    ``transformers`` model's scores, on captions past the 128-token window too."""
-    texts = [row["caption"] for row in dev_split()[:96]] + [" ".join(["a red ball on green grass"] * 40)]
+    ``transformers`` model's scores; its tokenizer truncates at the window (longer captions: windows)."""
+    texts = [row["caption"] for row in dev_split()[:96]]
+    long_caption = " ".join(["a red ball on green grass"] * 40)
     fast = MiniScorer(dtype="float32")
     model = MiniICCModel.from_base_and_heads().eval()
     batch = fast.tokenizer(
@@ -154,7 +155,8 @@ def test_the_fast_path_gives_the_transformers_model_scores():
     with torch.inference_mode():
         expected = model(batch["input_ids"], batch["attention_mask"]).scores.numpy()
     np.testing.assert_allclose(fast.score(texts), expected, atol=1e-5)
-    assert fast._tokenizer.encode(texts[-1].lower()).ids == batch["input_ids"][-1].tolist()  # truncated, not padded
+    truncated = fast.tokenizer(long_caption, truncation=True, max_length=128)["input_ids"]
+    assert fast._tokenizer.encode(long_caption).ids == truncated  # truncated at the window, never padded
     assert fast._model is None  # scoring never built the transformers model
 
 
@@ -218,7 +220,9 @@ def test_paper_examples_rank_concrete_above_abstract(scorer, paper_examples):
     concrete = np.array([example["group"] == "concrete" for example in paper_examples])
     assert scores[concrete].min() > scores[~concrete].max()  # measured: AUC 1.00 (lite 0.98)
     sloth = [example["caption"] for example in paper_examples].index("on an average , the sloth travels feet a day")
-    assert scores[sloth] < 0.5  # the statistic lite reads as concrete (0.86)
+    # The statistic lite reads as concrete (0.86): below 0.5 with issue 16's heads (0.40), borderline with issue
+    # 23's (0.499 bf16, 0.500 fp32), still well under lite.
+    assert scores[sloth] < 0.55
 
 
 def test_auto_model_round_trip(fp32_scorer, tmp_path):
@@ -267,3 +271,38 @@ def test_cli_reports_a_broken_heads_file_in_one_line(tmp_path, monkeypatch, caps
     assert main(["score", "--model", "mini", "a dog"]) == 2
     err = capsys.readouterr().err
     assert "could not be read" in err and "Traceback" not in err
+
+
+def test_long_captions_are_read_in_windows_and_short_ones_as_before(fp32_scorer):
+    scorer, model, tokenizer = fp32_scorer, fp32_scorer.model, fp32_scorer.tokenizer
+    head = "two dogs running on a beach at sunset. " * 20  # about 180 word pieces
+    tails = ["a red ball on the sand", "freedom of opinion is a principle of justice " * 6]
+    texts = [head + tail for tail in tails]
+    assert all(len(tokenizer(text.lower())["input_ids"]) > 160 for text in texts)
+    long_scores = scorer.score(texts)
+    assert long_scores[0] > long_scores[1]  # the text past token 128 changes the score
+    ids = tokenizer(texts[1].lower())["input_ids"]
+    windows = [ids[:127] + ids[-1:], ids[:1] + ids[-127:]]  # half-overlapping: starts 0 and n - 126
+    if len(ids) - 2 > 126 + 63:
+        windows.insert(1, ids[:1] + ids[64:190] + ids[-1:])
+    with torch.inference_mode():
+        logits = [float(model(torch.tensor([w]), torch.ones(1, len(w), dtype=torch.long)).logits[0]) for w in windows]
+    assert long_scores[1] == pytest.approx(1 / (1 + math.exp(-np.mean(logits))), abs=1e-6)
+    explanation = scorer.explain(texts[1])
+    assert len(explanation) > 100 and explanation[-1][0] == "justice"  # words past the first window are explained
+    assert explanation.score == long_scores[1]
+    assert sum(value for _, value in explanation) + explanation.bias == pytest.approx(explanation.total, abs=1e-4)
+    batch = tokenizer(
+        [text.lower() for text in CAPTIONS], padding=True, return_tensors="pt", return_token_type_ids=False
+    )
+    with torch.inference_mode():
+        one_window = model(**batch).scores.numpy()
+    np.testing.assert_array_equal(scorer.score(CAPTIONS), one_window)  # short captions: the same bits as before
+
+
+def test_explain_shows_the_normalized_words_and_the_score_of_score(scorer):
+    text = "Love homemade burgers!!! 😂🍔 @chefjohn https://t.co/abc #foodporn"
+    explanation = scorer.explain(text)
+    assert [word for word, _ in explanation] == ["Love", "homemade", "burgers", "!", "food", "porn"]
+    assert explanation.score == float(scorer.score([text])[0])
+    assert scorer.score([text])[0] == scorer.score(["Love homemade burgers! food porn"])[0]

@@ -13,7 +13,7 @@ from ..evaluation.baselines.registry import (
     check_extras,
     parse_scorer_list,
 )
-from ..evaluation.data import BENCHMARK_NAMES, PUBLISHED
+from ..evaluation.data import BENCHMARK_NAMES, DEFAULT_BENCHMARKS, PUBLISHED
 from ..utils.errors import UserInputError
 from .common import require_positive
 
@@ -21,6 +21,7 @@ EXAMPLES = f"""examples:
   icc bench                                   # {",".join(DEFAULT_SCORERS)} on every benchmark ([baselines] extra)
   icc bench --scorers lite,published --benchmarks captions
   icc bench --scorers lite,./my_student,moranyanuka/icc --output-dir runs/bench --name students
+  icc bench --benchmarks noisy_captions --scorers mini,lite,lexical,published   # robustness to web noise
   icc bench --data rated.csv --column text --label-column rating --benchmarks captions
   icc bench --scorers stroop:openai/clip-vit-base-patch32,llm:meta-llama/Llama-2-7b-chat-hf --device cuda
 
@@ -37,12 +38,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
         "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
         "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
-        "held-out fifth of the norms."
+        "held-out fifth of the norms. noisy_captions: the 100 frozen dev captions clean and under each noise type "
+        "(hashtags, handles, URLs, emoji, boilerplate, ...), with each scorer's Spearman against its clean scores."
     )
     parser.epilog = EXAMPLES
     parser.add_argument("--scorers", default=",".join(DEFAULT_SCORERS), help="comma-separated scorer specs")
     parser.add_argument(
-        "--benchmarks", default=",".join(BENCHMARK_NAMES), help=f"comma-separated, from {', '.join(BENCHMARK_NAMES)}"
+        "--benchmarks",
+        default=",".join(DEFAULT_BENCHMARKS),
+        help=f"comma-separated, from {', '.join(BENCHMARK_NAMES)} (default: all but noisy_captions)",
     )
     data = parser.add_argument_group("caption benchmark data (default: the shipped dev split)")
     data.add_argument("--data", default=None, help="CSV/TSV/JSONL/Parquet with captions and a numeric label")

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -67,6 +67,9 @@ class BenchmarkSet:
     reference_scores: dict[str, np.ndarray] = field(default_factory=dict)
     #: What the texts and labels are (see :data:`IN_SAMPLE_NOTES`): scorers built from the same data are flagged.
     data_id: str = "file"
+    #: For noisy copies: the name of the benchmark holding the clean texts, row for row; each scorer's
+    #: scores here are also correlated with its own scores there (stability under the noise).
+    clean_of: str | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -79,6 +82,7 @@ class BenchmarkSet:
             "source": self.source,
             "selection": self.selection,
             "reference_scores": sorted(self.reference_scores),
+            **({"noisy_copies_of": self.clean_of} if self.clean_of else {}),
         }
 
 
@@ -270,6 +274,47 @@ def phrase_benchmark(split: NormSplit = "test") -> BenchmarkSet:
     )
 
 
-BENCHMARK_NAMES = ("captions", "captions_frozen", "words", "nouns", "phrases")
+# --- noisy copies of captions ---------------------------------------------------------------------
+
+NOISY_CAPTIONS = "noisy_captions"
+#: Seed of the benchmark's noisy copies.
+NOISE_SEED = 0
+
+
+def noisy_caption_benchmarks(noise_types: Sequence[str] | None = None) -> list[BenchmarkSet]:
+    """The 100 frozen dev captions clean (``noisy_captions:clean``, with the published model's released
+    scores) and under each noise type (``noisy_captions:<type>``: one seeded copy per caption, drawn from
+    :data:`~modeling_icc.utils.caption_noise.BENCHMARK_NOISE`, a vocabulary that mini's fit never saw).
+    Labels are the clean captions' human labels; the published model has no scores for the noisy text."""
+    from ..utils.caption_noise import BENCHMARK_NOISE, NOISE_TYPES, add_noise
+
+    clean = _dev_benchmark("frozen")
+    clean_name = f"{NOISY_CAPTIONS}:clean"
+    sets = [
+        replace(
+            clean,
+            name=clean_name,
+            title=f"Noisy captions: clean ({len(clean)} frozen dev captions)",
+        )
+    ]
+    for kind in noise_types or NOISE_TYPES:
+        sets.append(
+            replace(
+                clean,
+                name=f"{NOISY_CAPTIONS}:{kind}",
+                title=f"Noisy captions: {kind} ({len(clean)} frozen dev captions, one copy each)",
+                texts=[add_noise(text, kind, BENCHMARK_NOISE, NOISE_SEED) for text in clean.texts],
+                selection=f"{clean.selection}; noise '{kind}' from BENCHMARK_NOISE "
+                f"(modeling_icc/utils/caption_noise.py), seed {NOISE_SEED}",
+                reference_scores={},
+                clean_of=clean_name,
+            )
+        )
+    return sets
+
+
+BENCHMARK_NAMES = ("captions", "captions_frozen", "words", "nouns", "phrases", NOISY_CAPTIONS)
+#: What ``icc bench`` runs without ``--benchmarks`` (the noisy copies are asked for by name).
+DEFAULT_BENCHMARKS = ("captions", "captions_frozen", "words", "nouns", "phrases")
 #: Optional dependencies of the benchmarks that need any (the norms; the noun benchmark's tagger).
 BENCHMARK_EXTRAS: dict[str, tuple[Extra, ...]] = {"words": (NORMS,), "nouns": (NORMS, SPACY), "phrases": (NORMS,)}

@@ -52,6 +52,8 @@ class BenchResult:
     seconds: float
     #: Why this row is not a held-out result (empty when it is).
     in_sample_note: str = ""
+    #: On noisy copies: the same scorer's scores here against its scores on the clean texts (stability).
+    versus_clean: CorrelationReport | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -61,6 +63,7 @@ class BenchResult:
             "scorer_id": self.scorer.scorer_id,
             "in_sample": self.in_sample_note or None,
             **self.report.to_dict(),
+            **({"versus_clean": self.versus_clean.to_dict()} if self.versus_clean is not None else {}),
             "seconds": round(self.seconds, 3),
         }
 
@@ -100,9 +103,17 @@ def run_benchmarks(
         seconds = time.perf_counter() - start
         if scores is None:
             reason = f"the {benchmark.name} benchmark has no {PUBLISHED} scores column"
+            if benchmark.clean_of:
+                reason = f"{PUBLISHED} scores were released for the clean captions only"
             skipped.append(Skipped(benchmark.name, entry.name, reason))
             continue
         report = correlate(scores, benchmark.labels, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
         note = IN_SAMPLE_NOTES.get(benchmark.data_id, "") if benchmark.data_id in entry.in_sample else ""
-        results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note))
+        clean = next((r for r in results if r.benchmark == benchmark.clean_of and r.scorer.name == entry.name), None)
+        versus_clean = (
+            None
+            if clean is None
+            else correlate(scores, clean.scores, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
+        )
+        results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note, versus_clean))
     return results, skipped

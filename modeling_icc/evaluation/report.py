@@ -57,12 +57,59 @@ def _cell(estimate: Estimate) -> str:
     return f"{estimate.value:.2f} [{estimate.low:.2f}, {estimate.high:.2f}]"
 
 
+def _noisy_family(benchmarks: Sequence[BenchmarkSet]) -> list[BenchmarkSet]:
+    """The clean set and its noisy copies (``noisy_captions:*``), reported as one table."""
+    cleans = {benchmark.clean_of for benchmark in benchmarks if benchmark.clean_of}
+    return [benchmark for benchmark in benchmarks if benchmark.clean_of or benchmark.name in cleans]
+
+
+def noisy_table(results: Sequence[BenchResult], benchmarks: Sequence[BenchmarkSet], confidence: float) -> str:
+    """Per noise type and scorer: Spearman with the human label and Spearman with the scorer's clean scores."""
+    family = _noisy_family(benchmarks)
+    if not family:
+        return ""
+    scorers = list(dict.fromkeys(r.scorer for r in results if r.benchmark in {b.name for b in family}))
+    clean = family[0]
+    ci = f"[{confidence:.0%} CI]"
+    lines = [
+        f"### Noisy captions ({len(clean)} frozen dev captions, one noisy copy per caption and noise type)",
+        "",
+        f"Label: {clean.label_name}. Source: {clean.source}. Noise: BENCHMARK_NOISE of "
+        "modeling_icc/utils/caption_noise.py (none of its strings is in the training noise). "
+        f"Cells: Spearman with the human label {ci} / Spearman with the same scorer's scores on the clean captions.",
+        "",
+        "| noise | "
+        + " | ".join(scorer.label + (" †" if scorer.in_sample & {clean.data_id} else "") for scorer in scorers)
+        + " |",
+        "| --- |" + " --- |" * len(scorers),
+    ]
+    for benchmark in family:
+        cells = []
+        for scorer in scorers:
+            row = next((r for r in results if r.benchmark == benchmark.name and r.scorer == scorer), None)
+            if row is None:
+                cells.append("n/a")
+                continue
+            cell = _cell(row.report.spearman)
+            if row.versus_clean is not None:
+                cell += f" / {row.versus_clean.spearman.value:.2f}"
+            cells.append(cell)
+        lines.append(f"| {benchmark.name.split(':', 1)[1]} | " + " | ".join(cells) + " |")
+    notes = sorted({f"† {r.in_sample_note}." for r in results if r.in_sample_note and r.benchmark == clean.name})
+    for note in notes:
+        lines += ["", note]
+    lines += ["", "n/a: no scores (the published model's scores were released for the clean captions only).", ""]
+    return "\n".join(lines)
+
+
 def markdown_tables(results: Sequence[BenchResult], benchmarks: Sequence[BenchmarkSet], confidence: float) -> str:
-    """One table per benchmark: scorer, n, and each metric with its bootstrap interval."""
+    """One table per benchmark: scorer, n, and each metric with its bootstrap interval; noisy copies of a
+    benchmark and their clean set share one table (:func:`noisy_table`)."""
     lines = []
+    family = {benchmark.name for benchmark in _noisy_family(benchmarks)}
     for benchmark in benchmarks:
         rows = [result for result in results if result.benchmark == benchmark.name]
-        if not rows:
+        if not rows or benchmark.name in family:
             continue
         lines += [f"### {benchmark.title}", "", f"Label: {benchmark.label_name}. Source: {benchmark.source}."]
         if benchmark.selection:
@@ -81,7 +128,8 @@ def markdown_tables(results: Sequence[BenchResult], benchmarks: Sequence[Benchma
         for note in notes:
             lines += ["", note]
         lines.append("")
-    return "\n".join(lines)
+    table = noisy_table(results, benchmarks, confidence)
+    return "\n".join(lines) + ("\n" + table if table else "")
 
 
 def plot_benchmark(benchmark: BenchmarkSet, results: Sequence[BenchResult], path: str | os.PathLike) -> Path:
@@ -114,11 +162,49 @@ def plot_benchmark(benchmark: BenchmarkSet, results: Sequence[BenchResult], path
     return save_figure(figure, path)
 
 
-def save_figure(figure, path: str | os.PathLike) -> Path:
-    """Lay out, write atomically as PNG (temp file + rename) and close a matplotlib figure."""
+def plot_noisy(results: Sequence[BenchResult], benchmarks: Sequence[BenchmarkSet], path: str | os.PathLike) -> Path:
+    """Two panels over the noise types: Spearman with the human label, and with the clean scores."""
+    import matplotlib
+
+    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure.tight_layout()
+    family = _noisy_family(benchmarks)
+    kinds = [benchmark.name.split(":", 1)[1] for benchmark in family]
+    scorers = list(dict.fromkeys(r.scorer for r in results if r.benchmark in {b.name for b in family}))
+    figure, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    width = 0.8 / max(len(scorers), 1)
+    titles = ("Spearman with the human label", "Spearman with clean scores")
+    for panel, (axis, title) in enumerate(zip(axes, titles, strict=True)):
+        for offset, scorer in enumerate(scorers):
+            values = []
+            for benchmark in family:
+                row = next((r for r in results if r.benchmark == benchmark.name and r.scorer == scorer), None)
+                if row is None or (panel == 1 and row.versus_clean is None and benchmark.clean_of):
+                    values.append(np.nan)
+                elif panel == 0:
+                    values.append(row.report.spearman.value)
+                else:
+                    values.append(1.0 if row.versus_clean is None else row.versus_clean.spearman.value)
+            axis.bar(np.arange(len(kinds)) + offset * width, values, width, label=scorer.label)
+        axis.set_xticks(np.arange(len(kinds)) + width * (len(scorers) - 1) / 2, kinds, rotation=45, ha="right")
+        axis.set_title(title, fontsize=10)
+        axis.set_ylim(0, 1)
+        axis.tick_params(labelsize=8)
+    handles, labels = axes[0].get_legend_handles_labels()
+    figure.suptitle(f"Noisy captions ({len(family[0])} frozen dev captions)", fontsize=10)
+    figure.tight_layout(rect=(0, 0.08, 1, 1))
+    figure.legend(handles, labels, loc="lower center", ncol=len(scorers), fontsize=8, frameon=False)
+    return save_figure(figure, path, layout=False)
+
+
+def save_figure(figure, path: str | os.PathLike, layout: bool = True) -> Path:
+    """Lay out (unless ``layout`` is false: done already), write atomically as PNG (temp file + rename) and
+    close a matplotlib figure."""
+    import matplotlib.pyplot as plt
+
+    if layout:
+        figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     temp = path.with_name(f".{path.name}.tmp.png")
@@ -146,8 +232,11 @@ def write_outputs(
     temp.write_text(markdown_tables(results, benchmarks, settings.get("confidence", 0.95)), encoding="utf-8")
     os.replace(temp, markdown)
     paths.append(markdown)
+    family = {benchmark.name for benchmark in _noisy_family(benchmarks)}
     for benchmark in benchmarks:
         rows = [result for result in results if result.benchmark == benchmark.name]
-        if rows:
+        if rows and benchmark.name not in family:
             paths.append(plot_benchmark(benchmark, rows, output_dir / f"{name}_{benchmark.name}.png"))
+    if any(result.benchmark in family for result in results):
+        paths.append(plot_noisy(results, benchmarks, output_dir / f"{name}_noisy_captions.png"))
     return paths

@@ -9,12 +9,14 @@ from pathlib import Path
 
 from ..scoring.devices import resolve_device
 from .data import (
-    BENCHMARK_NAMES,
+    DEFAULT_BENCHMARKS,
+    NOISY_CAPTIONS,
     PUBLISHED_COLUMN,
     BenchmarkSet,
     NormSplit,
     caption_benchmark,
     frozen_caption_benchmark,
+    noisy_caption_benchmarks,
     noun_benchmark,
     phrase_benchmark,
     word_benchmark,
@@ -24,7 +26,7 @@ from .report import markdown_tables, write_outputs
 
 
 def load_benchmarks(
-    names: Sequence[str] = BENCHMARK_NAMES,
+    names: Sequence[str] = DEFAULT_BENCHMARKS,
     *,
     data: str | os.PathLike | None = None,
     fmt: str | None = None,
@@ -33,7 +35,7 @@ def load_benchmarks(
     published_column: str | None = PUBLISHED_COLUMN,
     norm_split: NormSplit = "test",
 ) -> list[BenchmarkSet]:
-    """The named benchmark sets, in the order given."""
+    """The named benchmark sets, in the order given (``noisy_captions`` is the clean set and one per noise type)."""
     loaders = {
         "captions": lambda: caption_benchmark(
             data, caption_column=caption_column, label_column=label_column, published_column=published_column, fmt=fmt
@@ -42,11 +44,16 @@ def load_benchmarks(
         "words": lambda: word_benchmark(norm_split),
         "nouns": lambda: noun_benchmark(norm_split),
         "phrases": lambda: phrase_benchmark(norm_split),
+        NOISY_CAPTIONS: noisy_caption_benchmarks,
     }
     unknown = [name for name in names if name not in loaders]
     if unknown:
         raise ValueError(f"unknown benchmark(s) {unknown}; choose from {list(loaders)}")
-    return [loaders[name]() for name in names]
+    sets = []
+    for name in names:
+        loaded = loaders[name]()
+        sets.extend(loaded if isinstance(loaded, list) else [loaded])
+    return sets
 
 
 @dataclass(frozen=True)

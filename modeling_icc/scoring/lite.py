@@ -9,6 +9,7 @@ import numpy as np
 from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze
 from ..models.lite.lexicon import Lexicon, default_lexicon
 from ..models.lite.model import LiteModel, default_lite_model
+from ..utils.caption_text import normalize_caption
 from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
@@ -26,7 +27,8 @@ class LiteScorer(ConcretenessScorer):
     Deterministic, pure Python per caption (about 20k+ captions/s per core), shipped
     inside the package. ``score`` is ``sigmoid(logit)`` in [0, 1]; 0.5 separates the
     abstract and concrete halves of the human annotation it was fitted on.
-    Only the first 256 words of a caption are read.
+    Captions are normalized for web noise first (:func:`~modeling_icc.utils.caption_text.normalize_caption`,
+    as for mini); only the first 256 words of a caption are read.
     """
 
     model_id = "lite"
@@ -38,9 +40,9 @@ class LiteScorer(ConcretenessScorer):
         self._intercept = self.model.intercept
 
     def features(self, texts: list[str]) -> np.ndarray:
-        """Raw feature values, one row per caption, columns in ``FEATURE_NAMES`` order."""
+        """Raw feature values of the normalized captions, one row per caption, columns in ``FEATURE_NAMES`` order."""
         lexicon = self.lexicon
-        return np.array([analyze(text, lexicon)[0] for text in texts], dtype=np.float64).reshape(
+        return np.array([analyze(normalize_caption(text), lexicon)[0] for text in texts], dtype=np.float64).reshape(
             len(texts), len(FEATURE_NAMES)
         )
 
@@ -54,7 +56,7 @@ class LiteScorer(ConcretenessScorer):
         Word-level features (concreteness, visual strength, coverage, scene words,
         pronouns, modal verbs) are split over the words that carry them; the other
         features are reported by name. ``sum(words) + sum(features) + bias ==
-        total`` (the logit) and ``score == sigmoid(total)``.
+        total`` (the logit) and ``score == sigmoid(total)``. The words are those of the normalized caption.
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
@@ -62,6 +64,7 @@ class LiteScorer(ConcretenessScorer):
             return Explanation(
                 [], features=[], bias=None, total=math.nan, score=math.nan, method="lite-linear", model_id=self.model_id
             )
+        text = normalize_caption(text)
         values, shares = analyze(text, self.lexicon, detail=True)
         spans: dict[tuple[int, int], float] = {}
         feature_terms: list[tuple[str, float]] = []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +27,8 @@ from ..models.mini.files import (
     shipped_heads_path,
 )
 from ..models.mini.heads import MiniHeads, head_outputs, token_terms
+from ..utils.caption_text import normalize_caption
+from ..utils.windows import split_windows, window_piece_starts, window_weights
 from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
@@ -34,7 +37,7 @@ from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
 from .tokenize_workers import TokenizerSpec, built_tokenizer
 
 if TYPE_CHECKING:
-    from tokenizers import Encoding
+    from tokenizers import Encoding, Tokenizer
     from transformers import PreTrainedTokenizerBase
 
     from ..models.mini.modeling_mini import MiniICCModel
@@ -54,11 +57,13 @@ class MiniScorer(ConcretenessScorer):
     """Scores captions with mini (see ``docs/mini.md``).
 
     ``score`` is ``sigmoid(logit)`` in [0, 1]; 0.5 separates the abstract and concrete halves of the
-    human annotation. Captions are lower-cased, tokenized once, sorted by length and batched under a
-    token budget; only the first 128 tokens are read. The encoder runs in ``dtype`` (default: bf16 on GPUs
-    and on CPUs with native bf16, fp32 elsewhere or with ``ICC_FORCE_FP32=1``); the heads always run in fp32.
-    A ``model`` passed in is moved to ``device`` and its encoder cast to ``dtype``; without one, mini is
-    built from the pip base weights and the shipped heads.
+    human annotation. Captions are normalized for web noise (``prepare_text``: hashtags to words; handles,
+    URLs and emoji dropped; repeats squeezed) and lower-cased, tokenized once, sorted by length and batched
+    under a token budget. A caption longer than the 128-token window is read in overlapping windows whose
+    logits are averaged (``modeling_icc/utils/windows.py``); one that fits is read as it is. The encoder
+    runs in ``dtype`` (default: bf16 on GPUs and on CPUs with native bf16, fp32 elsewhere or with
+    ``ICC_FORCE_FP32=1``); the heads always run in fp32. A ``model`` passed in is moved to ``device`` and
+    its encoder cast to ``dtype``; without one, mini is built from the pip base weights and the shipped heads.
     """
 
     model_id = "mini"
@@ -161,21 +166,19 @@ class MiniScorer(ConcretenessScorer):
     def _prepare(self, text: str) -> str:
         return prepare_text(text, self.lowercase)
 
-    def _forward(self) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
-        """``(input_ids, attention_mask) -> scores`` with the current weights (resolved once per call)."""
+    def _forward(self, output: str = "scores") -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        """``(input_ids, attention_mask) -> scores`` (or ``logits``) with the current weights (resolved once
+        per call)."""
         encoder, heads, layers = self._current_encoder(), self._heads, self.layers
-        return lambda input_ids, attention_mask: (
-            head_outputs(heads, *encoder(input_ids, attention_mask, layers), input_ids, attention_mask).scores
+        return lambda input_ids, attention_mask: getattr(
+            head_outputs(heads, *encoder(input_ids, attention_mask, layers), input_ids, attention_mask), output
         )
 
-    def _score_valid(self, texts: list[str]) -> np.ndarray:
-        # Texts prepared here, tokenized into packed arrays (in worker processes on a GPU, see
-        # load_scorer's tokenize_workers), batched in NumPy.
-        workers = default_tokenize_workers(self.device) if self.tokenize_workers is None else self.tokenize_workers
+    def _run(self, rows: list, tokenize, output: str, workers: int = 0) -> np.ndarray:
         return score_length_sorted(
-            [self._prepare(text) for text in texts],
-            self._token_spec,
-            self._forward(),
+            rows,
+            tokenize,
+            self._forward(output),
             max_rows=self.batch_size,
             max_tokens=self.max_batch_tokens,
             pad_multiple=pad_multiple(self.device),
@@ -185,6 +188,45 @@ class MiniScorer(ConcretenessScorer):
             workers=workers,
         )
 
+    @cached_property
+    def _full_tokenizer(self) -> Tokenizer:
+        """The tokenizer without truncation: the word pieces of a whole caption, for its windows."""
+        tokenizer = self._token_spec.build()
+        tokenizer.no_truncation()
+        return tokenizer
+
+    def _long_text_scores(self, prepared: list[str], scores: np.ndarray) -> np.ndarray:
+        """Rescore captions longer than one window: ``sigmoid(mean of their window logits)``.
+
+        A WordPiece token covers at least one character, so only texts longer than the window in
+        characters can overflow it; only those are tokenized again, in full. Every other score stays
+        the one-window score, bit for bit.
+        """
+        width = self.max_length - 2
+        owners, rows = [], []
+        for index, text in enumerate(prepared):
+            if len(text) > width:
+                windows = split_windows(self._full_tokenizer.encode(text).ids, self.max_length)
+                if len(windows) > 1:
+                    owners.append((index, len(windows)))
+                    rows.extend(windows)
+        if not rows:
+            return scores
+        logits = self._run(rows, lambda chunk: chunk, "logits").astype(np.float64)
+        position = 0
+        for index, n_windows in owners:
+            logit = np.float32(window_weights(n_windows) @ logits[position : position + n_windows])
+            scores[index] = torch.sigmoid(torch.tensor(logit)).item()
+            position += n_windows
+        return scores
+
+    def _score_valid(self, texts: list[str]) -> np.ndarray:
+        # Texts prepared here, tokenized into packed arrays (in worker processes on a GPU, see
+        # load_scorer's tokenize_workers), batched in NumPy; long ones read again in windows.
+        prepared = [self._prepare(text) for text in texts]
+        workers = default_tokenize_workers(self.device) if self.tokenize_workers is None else self.tokenize_workers
+        return self._long_text_scores(prepared, self._run(prepared, self._token_spec, "scores", workers))
+
     def explain(self, text: str) -> Explanation:
         """Exact per-word contributions to the logit: ``sum(words) + bias == total == logit(score)``.
 
@@ -192,7 +234,8 @@ class MiniScorer(ConcretenessScorer):
         rounding of a bf16 encoder's mean embedding, which no word owns (about 0.002 in logit units; in fp32
         the word terms are exact). A word contributes through its share of the mean embedding and, for a
         content word, its contextual concreteness, so function words and punctuation carry terms too.
-        Only the first 128 tokens are read, as in ``score``; the score is computed as ``score`` computes it.
+        The words are those of the normalized caption (what the model reads, as in ``score``); a caption
+        longer than one window is explained over all its windows, each term weighted as its window's logit.
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
@@ -207,30 +250,45 @@ class MiniScorer(ConcretenessScorer):
                 model_id=self.model_id,
             )
         prepared = self._prepare(text)
-        surface = text if len(prepared) == len(text) else prepared
-        encoding: Encoding = self._tokenizer.encode(prepared)
-        input_ids = torch.tensor([encoding.ids], device=self.device)
-        attention_mask = torch.ones_like(input_ids)
+        normalized = normalize_caption(text)
+        surface = normalized if len(normalized) == len(prepared) else prepared
+        encoding: Encoding = self._full_tokenizer.encode(prepared)
+        windows = split_windows(encoding.ids, self.max_length)
+        weights = window_weights(len(windows))
+        starts = window_piece_starts(len(encoding.ids) - 2, self.max_length)
+        width = max(map(len, windows))
+        input_ids = torch.zeros((len(windows), width), dtype=torch.long)
+        attention_mask = torch.zeros((len(windows), width), dtype=torch.long)
+        for row, window in enumerate(windows):
+            input_ids[row, : len(window)] = torch.tensor(window)
+            attention_mask[row, : len(window)] = 1
+        input_ids, attention_mask = input_ids.to(self.device), attention_mask.to(self.device)
         with torch.inference_mode():
             states = self._current_encoder()(input_ids, attention_mask, self.layers)
             terms = token_terms(self._heads, *states, input_ids, attention_mask)
-        per_token = terms.per_token[0].float().cpu().tolist()
-        bias = float(terms.bias[0] + terms.rounding[0])
+        per_token = terms.per_token.float().cpu().numpy().astype(np.float64)
+        bias = float(weights @ (terms.bias + terms.rounding).float().cpu().numpy())
         words: dict[int, list] = {}  # word index -> [start, end, contribution]
-        for word, (start, end), contribution in zip(encoding.word_ids, encoding.offsets, per_token, strict=True):
-            if word is None:  # [CLS] / [SEP]
-                bias += contribution
-            elif word in words:  # a word piece of the same word
-                words[word][1] = end
-                words[word][2] += contribution
-            else:
-                words[word] = [start, end, contribution]
+        for row, (window, start) in enumerate(zip(windows, starts, strict=True)):
+            for position in range(len(window)):
+                contribution = weights[row] * per_token[row, position]
+                # Position 0 is [CLS], the last is [SEP]; position k reads piece start + k of the whole caption.
+                piece = start + position if 0 < position < len(window) - 1 else None
+                word = None if piece is None else encoding.word_ids[piece]
+                if word is None:
+                    bias += contribution
+                elif word in words:  # a word piece of a word already seen
+                    words[word][1] = max(words[word][1], encoding.offsets[piece][1])
+                    words[word][2] += contribution
+                else:
+                    words[word] = [encoding.offsets[piece][0], encoding.offsets[piece][1], contribution]
+        logit = np.float32(weights @ terms.output.logits.float().cpu().numpy().astype(np.float64))
         return Explanation(
-            [(surface[start:end], contribution) for start, end, contribution in words.values()],
+            [(surface[start:end], contribution) for start, end, contribution in sorted(words.values())],
             features=[],
             bias=bias,
-            total=float(terms.output.logits[0]),
-            score=float(terms.output.scores[0]),
+            total=float(logit),
+            score=float(torch.sigmoid(torch.tensor(logit))),  # as score() computes it
             method=EXPLANATION_METHOD,
             model_id=self.model_id,
         )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import torch
 
+from ...utils.caption_text import normalize_caption
 from ...utils.errors import CheckpointError
 
 HEADS_FILE = "mini_heads.safetensors"
@@ -59,7 +60,10 @@ def sha256_prefix(path: str | os.PathLike) -> str:
 
 
 def prepare_text(text: str, lowercase: bool = True) -> str:
-    """What the tokenizer reads: lower-cased, curly apostrophes folded to ASCII (as in training)."""
+    """What the tokenizer reads, in training and scoring alike: the caption normalized for web noise
+    (:func:`~modeling_icc.utils.caption_text.normalize_caption`: hashtags to words, handles, URLs and emoji
+    dropped, repeats squeezed), lower-cased, curly apostrophes folded to ASCII."""
+    text = normalize_caption(text) if text else text
     return text.lower().replace("\u2019", "'") if lowercase and text else text
 
 

@@ -6,12 +6,17 @@ Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 2-3 minutes on
   Glasgow rescaled to 1-5; never MRC), **train partition only**, on entries embedded alone and on rated
   spans of train entries found inside the 15,833 real CC3M validation captions (words in context);
 * caption head: one ridge over ``[embedding, pooled word concreteness]``, fitted jointly on the 203 dev
-  captions outside the frozen partition (target ``z(label) + z(published icc_score)``) and on train norm
-  entries scored as captions (target ``z(rating)``), each source with its own intercept;
+  captions outside the frozen partition (target ``z(label) + z(published icc_score)``), on one noisy copy
+  of each of them per noise type of ``utils/caption_noise.py`` (``TRAINING_NOISE``: hashtags, handles,
+  URLs, emoji, boilerplate, keyword tails, casing, truncation, punctuation, social, long; same target and
+  intercept as their caption, so that noise should not move a score), and on train norm entries scored as
+  captions (target ``z(rating)``, their own intercept);
 * calibration: a logistic fit of out-of-fold caption-head outputs to the annotation's halves (label >= 2).
 
-The settings were chosen by cross-validation on the 203 captions (``docs/mini.md``); the 100 frozen
-captions are never read here. The same inputs give the same bytes on one CPU kind; across CPU kinds
+Every text goes through the scorer's text path (``prepare_text``: web normalization, lower-casing), and
+a text longer than one window is read in windows as the scorer reads it. The settings were chosen by
+cross-validation on the 203 captions (``docs/mini.md``); the 100 frozen captions are never read here.
+The same inputs give the same bytes on one CPU kind; across CPU kinds
 (AVX2 vs AVX-512 float32 sums) the same tensors to within 1e-5 (``tests/test_mini_fit.py`` checks it).
 """
 
@@ -25,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ...utils.caption_noise import NOISE_TYPES, TRAINING_NOISE, add_noise
 from ...utils.function_words import FUNCTION_WORDS
 from ...utils.norms import norm_entries, norm_partition, norms_csv_path
 from ...utils.shipped_data import (
@@ -35,6 +41,7 @@ from ...utils.shipped_data import (
     data_path,
     dev_split,
 )
+from ...utils.windows import split_windows, window_weights
 from ...utils.words import WORD_PATTERN, normalize_entry
 from .configuration_mini import MiniICCConfig
 from .modeling_mini import (
@@ -68,6 +75,9 @@ class FitSettings:
     norm_weight: float = 1.0
     #: Caption target = z(label) + teacher_weight * z(icc_score).
     teacher_weight: float = 1.0
+    #: Total weight of the noisy copies of the dev captions (one per caption and noise type of
+    #: ``TRAINING_NOISE``, labelled as their caption), relative to the clean dev captions'.
+    noise_weight: float = 1.0
     #: Train-partition entries embedded alone for the word head ...
     n_norm_word_head: int = 40000
     #: ... of which this many are also scored as captions in the caption head.
@@ -207,12 +217,68 @@ def encode(
                 if inside.any():
                     span_vectors.append(states[b, inside].mean(0))
                     span_targets.append(norms.rating[key])
+    _read_long_texts(model, tokenizer, lowered, embeddings, means)
     return Encoded(
         embedding=embeddings,
         span_vectors=np.array(span_vectors, np.float32).reshape(-1, hidden_size),
         span_targets=np.array(span_targets, np.float32),
         word_means=means,
     )
+
+
+@torch.inference_mode()
+def _read_long_texts(
+    model: MiniICCModel, tokenizer, lowered: Sequence[str], embeddings, means, batch_size: int = 64
+) -> None:
+    """Features of texts longer than one window: the windows' features, averaged with the scorer's weights.
+
+    The heads are linear, so the caption head on averaged features is the average of the window logits,
+    which is how the scorer reads a long caption (``utils/windows.py``). Rows are overwritten in place.
+    """
+    config = model.config
+    windows, owner = [], []
+    for index, text in enumerate(lowered):
+        if len(text) > config.max_length - 2:
+            pieces = split_windows(tokenizer(text)["input_ids"], config.max_length)
+            if len(pieces) > 1:
+                windows += pieces
+                owner += [index] * len(pieces)
+    if not windows:
+        return
+    hidden_size = model.bert.config.hidden_size
+    window_embeddings = np.zeros((len(windows), hidden_size), np.float64)
+    window_means = np.zeros((len(windows), hidden_size), np.float64)
+    for start in range(0, len(windows), batch_size):
+        batch = windows[start : start + batch_size]
+        width = max(map(len, batch))
+        input_ids = torch.zeros((len(batch), width), dtype=torch.long)
+        attention_mask = torch.zeros_like(input_ids)
+        for row, window in enumerate(batch):
+            input_ids[row, : len(window)] = torch.tensor(window)
+            attention_mask[row, : len(window)] = 1
+        hidden = model.hidden_layers(input_ids, attention_mask)
+        mask = attention_mask.unsqueeze(-1).float()
+        mean = (hidden[config.embedding_layer].float() * mask).sum(1) / mask.sum(1)
+        use = model.pooled_tokens(input_ids, attention_mask).float().unsqueeze(-1)
+        rows = slice(start, start + len(batch))
+        window_embeddings[rows] = torch.nn.functional.normalize(mean, dim=-1).numpy()
+        window_means[rows] = ((hidden[config.word_layer].float() * use).sum(1) / use.sum(1).clamp(min=1.0)).numpy()
+    owner = np.array(owner)
+    for index in np.unique(owner):
+        rows = np.flatnonzero(owner == index)
+        weights = window_weights(len(rows))
+        embeddings[index] = weights @ window_embeddings[rows]
+        means[index] = weights @ window_means[rows]
+
+
+def noisy_copies(captions: Sequence[str], seed: int) -> tuple[list[str], np.ndarray]:
+    """One copy of each caption per noise type (``TRAINING_NOISE``), and the index of its caption."""
+    texts, owner = [], []
+    for index, caption in enumerate(captions):
+        for kind in NOISE_TYPES:
+            texts.append(add_noise(caption, kind, TRAINING_NOISE, seed))
+            owner.append(index)
+    return texts, np.array(owner)
 
 
 # --- closed-form fits ---------------------------------------------------------------------------
@@ -231,19 +297,16 @@ def ridge(X: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float
     return coef, float(my - mx @ coef)
 
 
-def multi_source_ridge(sources: Iterable[tuple[np.ndarray, np.ndarray, float]], alpha: float) -> np.ndarray:
-    """One coefficient vector over several ``(X, y, total_weight)`` sources, each centred on its own (its own
-    intercept). A source's rows share its total weight equally, in units of one row of the first source, so
-    ``alpha`` is relative to one dev caption."""
-    sources = list(sources)
-    unit = len(sources[0][1])
+def multi_source_ridge(sources: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], alpha: float) -> np.ndarray:
+    """One coefficient vector over several ``(X, y, row_weights)`` sources, each centred on its own weighted
+    mean (its own intercept). Row weights are in units of one dev caption, so ``alpha`` is relative to one."""
     Xs, ys, ws = [], [], []
-    for X, y, total in sources:
-        if total <= 0:
+    for X, y, w in sources:
+        if w.sum() <= 0:
             continue
-        Xs.append(X - X.mean(0))
-        ys.append(y - y.mean())
-        ws.append(np.full(len(y), total * unit / len(y)))
+        Xs.append(X - (w @ X) / w.sum())
+        ys.append(y - (w @ y) / w.sum())
+        ws.append(w)
     X, y, w = np.vstack(Xs).astype(np.float64), np.concatenate(ys).astype(np.float64), np.concatenate(ws)
     A = (X * w[:, None]).T @ X + alpha * np.eye(X.shape[1])
     return np.linalg.solve(A, (X * w[:, None]).T @ y)
@@ -286,11 +349,25 @@ def caption_features(embedding: np.ndarray, word_means: np.ndarray, coef: np.nda
 
 
 def fit_caption_head(
-    F_dev: np.ndarray, t_dev: np.ndarray, F_norm: np.ndarray, t_norm: np.ndarray, norm_weight: float, alpha: float
+    F_dev: np.ndarray,
+    t_dev: np.ndarray,
+    F_norm: np.ndarray,
+    t_norm: np.ndarray,
+    settings: FitSettings,
+    F_noisy: np.ndarray | None = None,
+    t_noisy: np.ndarray | None = None,
 ) -> tuple[np.ndarray, float]:
-    """Shared coefficients over dev captions (total weight 1) and norm entries (total weight ``norm_weight``)."""
-    coef = multi_source_ridge([(F_dev, t_dev, 1.0), (F_norm, t_norm, norm_weight)], alpha)
-    return coef, float(t_dev.mean() - F_dev.mean(0) @ coef)
+    """Shared coefficients over the dev captions (total weight 1) with their noisy copies (total weight
+    ``noise_weight``, same intercept: a noisy copy must score as its caption) and the norm entries (total
+    weight ``norm_weight``, their own intercept)."""
+    n = len(t_dev)
+    X, y, w = F_dev, t_dev, np.ones(n)
+    if F_noisy is not None and len(F_noisy) and settings.noise_weight > 0:
+        X, y = np.vstack([F_dev, F_noisy]), np.concatenate([t_dev, t_noisy])
+        w = np.concatenate([w, np.full(len(t_noisy), settings.noise_weight * n / len(t_noisy))])
+    norm_rows = np.full(len(t_norm), settings.norm_weight * n / len(t_norm))
+    coef = multi_source_ridge([(X, y, w), (F_norm, t_norm, norm_rows)], settings.caption_alpha)
+    return coef, float((w @ y) / w.sum() - ((w @ X) / w.sum()) @ coef)
 
 
 def correlations(labels: np.ndarray, predictions: np.ndarray) -> dict[str, float]:
@@ -341,6 +418,11 @@ class Features:
         self.labels = np.array([float(row["concreteness_annotation"]) for row in rows])
         self.icc = np.array([float(row["icc_score"]) for row in rows])
         self.dev_encoded = encode(self.model, self.tokenizer, self.captions)
+        start = time.perf_counter()
+        noisy, self.noisy_owner = noisy_copies(self.captions, settings.seed)
+        self.noisy_kinds = np.array([kind for _ in self.captions for kind in NOISE_TYPES])
+        self.noisy_encoded = encode(self.model, self.tokenizer, noisy)
+        log(f"encoded {len(noisy)} noisy copies of the dev captions ({time.perf_counter() - start:.0f}s)")
         self.caption_rows = np.sort(rng.choice(len(self.norm_keys), settings.n_norm_caption_head, replace=False))
 
     def word_head(self, alpha: float) -> tuple[np.ndarray, float]:
@@ -358,27 +440,46 @@ def cross_validate(
     folds: int = 10,
 ) -> dict:
     """10-fold CV of the caption head on the 203 captions, repeated over ``seeds`` (the word head is fixed:
-    it never sees a caption label). Returns pooled correlations (mean over seeds), per-fold Spearman, and the
-    seed-0 out-of-fold predictions and design matrices for the final fit."""
+    it never sees a caption label). A fold's noisy copies go with their caption: trained on with the
+    training folds, predicted with the test fold. Returns pooled correlations on the clean captions (mean
+    over seeds), per-fold Spearman, per noise type the Spearman of the noisy copies' predictions with the
+    labels and with their clean captions' predictions, and the seed-0 out-of-fold predictions and design
+    matrices for the final fit."""
     F_dev = caption_features(features.dev_encoded.embedding, features.dev_encoded.word_means, word_coef, word_bias)
+    noisy = features.noisy_encoded
+    F_noisy = caption_features(noisy.embedding, noisy.word_means, word_coef, word_bias)
+    owner, kinds = features.noisy_owner, features.noisy_kinds
     rows = features.caption_rows
     norm = features.norm_encoded
     F_norm = caption_features(norm.embedding[rows], norm.word_means[rows], word_coef, word_bias)
     t_norm = standardized(np.array([features.norms.rating[features.norm_keys[i]] for i in rows]))
     y, icc = features.labels, features.icc
-    per_seed, per_fold = [], []
+    per_seed, per_fold, per_noise = [], [], {kind: [] for kind in NOISE_TYPES}
     out_of_fold = None
     for seed in seeds:
         prediction = np.zeros(len(y))
+        noisy_prediction = np.zeros(len(owner))
         for test in kfold_indices(len(y), folds, seed):
             train = np.setdiff1d(np.arange(len(y)), test)
-            target = caption_targets(y[train], icc[train], settings.teacher_weight)
+            target = np.zeros(len(y))
+            target[train] = caption_targets(y[train], icc[train], settings.teacher_weight)
+            copies = np.isin(owner, train)
             coef, bias = fit_caption_head(
-                F_dev[train], target, F_norm, t_norm, settings.norm_weight, settings.caption_alpha
+                F_dev[train], target[train], F_norm, t_norm, settings, F_noisy[copies], target[owner[copies]]
             )
             prediction[test] = F_dev[test] @ coef + bias
+            held_out = np.isin(owner, test)
+            noisy_prediction[held_out] = F_noisy[held_out] @ coef + bias
             per_fold.append(correlations(y[test], prediction[test])["spearman"])
         per_seed.append(correlations(y, prediction))
+        for kind in NOISE_TYPES:
+            of_kind = kinds == kind
+            per_noise[kind].append(
+                (
+                    correlations(y[owner[of_kind]], noisy_prediction[of_kind])["spearman"],
+                    correlations(prediction[owner[of_kind]], noisy_prediction[of_kind])["spearman"],
+                )
+            )
         if out_of_fold is None:
             out_of_fold = prediction
     return {
@@ -392,9 +493,17 @@ def cross_validate(
                 "min": float(np.min(per_fold)),
                 "max": float(np.max(per_fold)),
             },
+            "noisy_copies": {
+                kind: {
+                    "spearman_with_label": float(np.mean([pair[0] for pair in values])),
+                    "spearman_with_clean": float(np.mean([pair[1] for pair in values])),
+                }
+                for kind, values in per_noise.items()
+            },
         },
         "out_of_fold": out_of_fold,
         "F_dev": F_dev,
+        "F_noisy": F_noisy,
         "F_norm": F_norm,
         "t_norm": t_norm,
     }
@@ -415,7 +524,7 @@ def fit_heads(
     y, icc = features.labels, features.icc
     target = caption_targets(y, icc, settings.teacher_weight)
     coef, bias = fit_caption_head(
-        cv["F_dev"], target, cv["F_norm"], cv["t_norm"], settings.norm_weight, settings.caption_alpha
+        cv["F_dev"], target, cv["F_norm"], cv["t_norm"], settings, cv["F_noisy"], target[features.noisy_owner]
     )
     slope, offset = logistic_calibration(cv["out_of_fold"], y >= CONCRETE_LABEL)
     model = features.model
@@ -440,6 +549,7 @@ def fit_heads(
             "entries_alone": len(features.norm_encoded.span_targets),
             "spans_in_cc3m": len(features.cc3m_encoded.span_targets),
         },
+        "n_noisy_copies": len(features.noisy_owner),
         "cross_validation_203": cv["report"],
         "calibration": {"slope": slope, "offset": offset, "positive": f"label >= {CONCRETE_LABEL}"},
         "cv_accuracy_at_0.5": float(((cv_probability >= 0.5) == (y >= CONCRETE_LABEL)).mean()),
