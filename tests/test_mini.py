@@ -19,6 +19,7 @@ from safetensors.torch import save_file
 from modeling_icc import MiniScorer, load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.models.mini import MiniICCModel
+from modeling_icc.models.mini.files import prepare_text
 from modeling_icc.models.mini.modeling_mini import (
     BASE_WEIGHTS_FILE,
     METADATA_KEY,
@@ -150,7 +151,7 @@ def test_the_fast_path_gives_the_transformers_model_scores():
     fast = MiniScorer(dtype="float32")
     model = MiniICCModel.from_base_and_heads().eval()
     batch = fast.tokenizer(
-        [text.lower() for text in texts], padding=True, truncation=True, max_length=128, return_tensors="pt"
+        [prepare_text(text) for text in texts], padding=True, truncation=True, max_length=128, return_tensors="pt"
     )
     with torch.inference_mode():
         expected = model(batch["input_ids"], batch["attention_mask"]).scores.numpy()
@@ -297,7 +298,8 @@ def test_long_captions_are_read_in_windows_and_short_ones_as_before(fp32_scorer)
     )
     with torch.inference_mode():
         one_window = model(**batch).scores.numpy()
-    np.testing.assert_array_equal(scorer.score(CAPTIONS), one_window)  # short captions: the same bits as before
+    # short captions: one window, as the transformers model reads them (FastMiniEncoder: fp32 rounding apart)
+    np.testing.assert_allclose(scorer.score(CAPTIONS), one_window, atol=1e-6)
 
 
 def test_explain_shows_the_normalized_words_and_the_score_of_score(scorer):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 #: Word pieces between window starts: windows overlap by half, so every piece has context on both sides
-#: in some window (chosen by CV on long noisy copies, see ``docs/mini.md``).
+#: in some window. Not chosen by cross-validation: an in-sample check on long copies of the fitting
+#: captions ranked other rules higher (``docs/mini.md``, limits); changing the rule needs a refit.
 WINDOW_OVERLAP = 2
 
 
