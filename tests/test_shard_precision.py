@@ -29,7 +29,7 @@ def test_resume_with_another_effective_dtype_is_refused(shards, tmp_path, tiny_s
     assert settings["dtype"] == "bfloat16"
     assert settings["device"] == str(devices.resolve_device(None))
     (out / "00001.stats.json").unlink()  # as if the job had been killed before finishing that shard
-    output = (out / "00001.txt").read_bytes()
+    output = (out / "00001.tsv").read_bytes()
     capsys.readouterr()
 
     monkeypatch.setenv(devices.FORCE_FP32_ENV, "1")
@@ -39,7 +39,7 @@ def test_resume_with_another_effective_dtype_is_refused(shards, tmp_path, tiny_s
     assert "holds shards scored with dtype bfloat16; this run would use dtype float32" in err, err
     assert "ICC_FORCE_FP32" in err and "new --output-dir" in err and "Traceback" not in err
     assert err.count("icc: error:") == 1
-    assert not (out / "00001.stats.json").exists() and (out / "00001.txt").read_bytes() == output
+    assert not (out / "00001.stats.json").exists() and (out / "00001.tsv").read_bytes() == output
 
     assert main([*command, "--dtype", "bfloat16"]) == 0  # the same settings resume it
     assert (out / "00001.stats.json").is_file()
