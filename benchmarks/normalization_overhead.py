@@ -35,7 +35,7 @@ class MiniBefore(MiniScorer):
     """mini's text path before issue 23: lower-case, first 128 tokens, no normalization, no windows."""
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
-        return self._run([text.lower().replace("\u2019", "'") for text in texts], self._tokenize, self._scores)
+        return self._run([text.lower().replace("\u2019", "'") for text in texts], self._token_spec, "scores")
 
 
 class LiteBefore(LiteScorer):
