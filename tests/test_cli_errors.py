@@ -476,7 +476,7 @@ def test_ctrl_c_on_a_sharded_job_says_how_to_resume_and_leaves_nothing(tmp_path)
 
 
 def test_workers_beyond_the_shards_and_cores_are_lowered_and_the_summary_says_what_ran(tmp_path, capsys):
-    from modeling_icc.curation.engines.workers import available_cores
+    from modeling_icc.scoring.tokenize_workers import usable_cores
 
     pool = tmp_path / "pool"
     pool.mkdir()
@@ -484,7 +484,7 @@ def test_workers_beyond_the_shards_and_cores_are_lowered_and_the_summary_says_wh
         (pool / f"{shard}.txt").write_text("a dog on a beach\nthe meaning of life\n")
     out = tmp_path / "scored"
     assert icc("score", "--model", "lite", "-i", pool / "*.txt", "--output-dir", out, "--workers", "1000") == 0
-    ran = min(3, available_cores())
+    ran = min(3, usable_cores())
     err = capsys.readouterr().err
     assert f"icc: notice: --workers 1000 lowered to {ran} (3 shards; this process may use" in err
     assert json.loads((out / "_summary.json").read_text())["workers"] == ran

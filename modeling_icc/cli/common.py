@@ -148,14 +148,15 @@ def run_sharded(
     if args.input == ["-"]:
         raise UserInputError("sharded jobs read files, not stdin")
     from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
-    from ..curation.engines.workers import available_cores, worker_count
+    from ..curation.engines.workers import worker_count
+    from ..scoring.tokenize_workers import usable_cores
 
     inputs = tuple(expand_inputs(args.input))
     workers = worker_count(args.workers, len(inputs))
     if workers < args.workers:
         print(
             f"icc: notice: --workers {args.workers} lowered to {workers} ({len(inputs)} shard"
-            f"{'s' * (len(inputs) != 1)}; this process may use {available_cores()} CPU cores)",
+            f"{'s' * (len(inputs) != 1)}; this process may use {usable_cores()} CPU cores)",
             file=sys.stderr,
         )
     plan = filter_plan(args, detect_format(inputs[0], args.format), rule, other)

@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 import torch
 
+from ...scoring.tokenize_workers import usable_cores
+
 #: ``prctl`` option: the signal this process gets when its parent ends (Linux).
 _PR_SET_PDEATHSIG = 1
 
@@ -88,9 +90,4 @@ def end_with(main_pid: int) -> Callable[[], None]:
 def worker_count(requested: int, shards: int) -> int:
     """The worker processes worth starting: no more than the shards to score or the CPU cores
     this process may use (each worker needs at least one; more would only compete for them)."""
-    return max(1, min(requested, shards, available_cores()))
-
-
-def available_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask where the OS has one)."""
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(requested, shards, usable_cores()))
