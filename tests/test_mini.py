@@ -204,6 +204,7 @@ def test_explanations_add_up_to_the_logit_of_the_score(scorer, fp32_scorer):
         assert 1 / (1 + math.exp(-explanation.total)) == pytest.approx(float(scorer.score([text])[0]), abs=1e-6)
     explanation = scorer.explain("a man with a white shirt")
     assert [word for word, _ in explanation] == ["a", "man", "with", "a", "white", "shirt"]
+    assert all(type(value) is float for _, value in explanation) and type(explanation.bias) is float  # JSON-ready
     assert max(explanation, key=lambda term: term[1])[0] == "man"
     assert [word for word, _ in scorer.explain("Unbelievably crumpled")] == ["Unbelievably", "crumpled"]
     batch = fp32_scorer.tokenizer(CAPTIONS, padding=True, return_tensors="pt", return_token_type_ids=False)

@@ -284,9 +284,9 @@ class MiniScorer(ConcretenessScorer):
                     words[word] = [encoding.offsets[piece][0], encoding.offsets[piece][1], contribution]
         logit = np.float32(weights @ terms.output.logits.float().cpu().numpy().astype(np.float64))
         return Explanation(
-            [(surface[start:end], contribution) for start, end, contribution in sorted(words.values())],
+            [(surface[start:end], float(contribution)) for start, end, contribution in sorted(words.values())],
             features=[],
-            bias=bias,
+            bias=float(bias),
             total=float(logit),
             score=float(torch.sigmoid(torch.tensor(logit))),  # as score() computes it
             method=EXPLANATION_METHOD,
