@@ -235,6 +235,7 @@ def test_the_committed_zero_download_folders_are_models_that_score_as_the_shippe
 
         assert config["base_model"]["repo_id"] == BASE_REPO_ID and config["base_model"]["revision"] == BASE_REVISION
         assert len(BASE_REVISION) == 40 and config["base_model"]["sha256_16"]
+        assert scorer_load.load_scorer(folder, tokenize_workers=1).tokenize_workers == 1  # the options reach it
 
 
 def test_automodel_loads_the_mini_folder(tmp_path):

@@ -193,17 +193,17 @@ def _load(
     compile: bool,
     tokenize_workers: int | None,
 ) -> ConcretenessScorer:
+    options = dict(
+        device=device,
+        dtype=dtype,
+        batch_size=batch_size,
+        max_batch_tokens=max_batch_tokens,
+        progress=progress,
+        tokenize_workers=tokenize_workers,
+    )
     if name in ZERO_DOWNLOAD_MODELS:
-        return ZERO_DOWNLOAD_MODELS[name](
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            max_batch_tokens=max_batch_tokens,
-            progress=progress,
-            tokenize_workers=tokenize_workers,
-        )
-    options = dict(device=device, dtype=dtype, batch_size=batch_size, max_batch_tokens=max_batch_tokens)
-    repository = _zero_download_repository(name, progress=progress, **options)
+        return ZERO_DOWNLOAD_MODELS[name](**options)
+    repository = _zero_download_repository(name, **options)
     if repository is not None:
         return repository
     from .devices import resolve_device, resolve_dtype
