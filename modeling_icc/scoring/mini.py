@@ -60,8 +60,8 @@ class MiniScorer(ConcretenessScorer):
     human annotation. Captions are normalized for web noise (``prepare_text``: hashtags to words; handles,
     URLs and emoji dropped; repeats squeezed) and lower-cased, tokenized once, sorted by length and batched
     under a token budget. A caption longer than the 128-token window is read in overlapping windows whose
-    logits are averaged (``modeling_icc/utils/windows.py``); one that fits is read as it is. The encoder
-    runs in ``dtype`` (default: bf16 on GPUs and on CPUs with native bf16, fp32 elsewhere or with
+    logits are averaged, the first weighing most (``modeling_icc/utils/windows.py``); one that fits is read
+    as it is. The encoder runs in ``dtype`` (default: bf16 on GPUs and on CPUs with native bf16, fp32 elsewhere or with
     ``ICC_FORCE_FP32=1``); the heads always run in fp32. A ``model`` passed in is moved to ``device`` and
     its encoder cast to ``dtype``; without one, mini is built from the pip base weights and the shipped heads.
     """
@@ -196,7 +196,7 @@ class MiniScorer(ConcretenessScorer):
         return tokenizer
 
     def _long_text_scores(self, prepared: list[str], scores: np.ndarray) -> np.ndarray:
-        """Rescore captions longer than one window: ``sigmoid(mean of their window logits)``.
+        """Rescore captions longer than one window: ``sigmoid(weighted mean of their window logits)``.
 
         A WordPiece token covers at least one character, so only texts longer than the window in
         characters can overflow it; only those are tokenized again, in full. Every other score stays

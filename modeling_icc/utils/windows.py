@@ -3,8 +3,10 @@
 A caption of ``n`` word pieces (between ``[CLS]`` and ``[SEP]``) that fits one window is read as
 it is. A longer one is cut into windows of ``max_length - 2`` word pieces, each wrapped in ``[CLS]``
 ... ``[SEP]``: the first starts at piece 0 (so it is exactly what truncation gives), the next ones
-every ``stride`` pieces, and the last ends at the caption's end. The caption's logit is the mean of
-the window logits (:func:`window_weights`); every piece is read in at least one window.
+every ``stride`` pieces, and the last ends at the caption's end. The caption's logit is a weighted
+mean of the window logits, window ``k`` weighing ``WINDOW_DECAY ** k`` (:func:`window_weights`): every
+piece is read in at least one window and every window counts, the first (where a caption's description
+usually is) the most.
 
 Used by the scorer (``scoring/mini.py``) and by mini's fit (``models/mini/fit.py``), which averages
 window features with the same weights: the heads are linear, so that is the same thing.
@@ -15,9 +17,12 @@ from __future__ import annotations
 import numpy as np
 
 #: Word pieces between window starts: windows overlap by half, so every piece has context on both sides
-#: in some window. Not chosen by cross-validation: an in-sample check on long copies of the fitting
-#: captions ranked other rules higher (``docs/mini.md``, limits); changing the rule needs a refit.
+#: in some window.
 WINDOW_OVERLAP = 2
+#: Each window's logit weighs this much relative to the window before it (1: the plain mean). Chosen by
+#: cross-validation on the 203 fitting captions and their noisy copies (``docs/mini.md``, long captions;
+#: the table is in ``mini_heads.report.json``); changing it needs a refit.
+WINDOW_DECAY = 1.0
 
 
 def window_starts(n_pieces: int, width: int, stride: int) -> list[int]:
@@ -44,6 +49,12 @@ def split_windows(token_ids: list[int], max_length: int) -> list[list[int]]:
     return [[cls, *body[start : start + width], sep] for start in window_piece_starts(len(body), max_length)]
 
 
-def window_weights(n_windows: int) -> np.ndarray:
-    """Weight of each window's logit in the caption's logit: the plain mean."""
-    return np.full(n_windows, 1.0 / n_windows)
+def window_weights(n_windows: int, decay: float | None = None) -> np.ndarray:
+    """Weight of each window's logit in the caption's logit: ``decay ** k`` for window ``k`` (default
+    :data:`WINDOW_DECAY`), summing to 1, so the heads, which are affine, give the same logit on the
+    weighted mean of the window features (how mini's fit reads a long text)."""
+    decay = WINDOW_DECAY if decay is None else decay
+    if not 0.0 < decay <= 1.0:
+        raise ValueError(f"window decay must be in (0, 1], got {decay}")
+    weights = decay ** np.arange(n_windows, dtype=np.float64)
+    return weights / weights.sum()

@@ -22,6 +22,7 @@ The same inputs give the same bytes on one CPU kind; across CPU kinds
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass
@@ -60,6 +61,12 @@ MAX_SPAN = 4
 CONCRETE_LABEL = 2
 #: Parts of the report recorded in the heads file's metadata.
 BUILD_INFO = ("settings", "inputs")
+#: Window weights tried by :func:`cross_validate_window_rule`: ``decay ** k`` for window ``k`` (1: the plain
+#: mean; fixed before any was evaluated). It stops at 0.1: towards 0 the rule becomes the first window only,
+#: which ignores the rest of the text.
+WINDOW_DECAY_CANDIDATES = (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1)
+#: Candidates within this much of the best objective count as tied; the larger decay (evener weights) wins.
+WINDOW_RULE_TIE = 0.001
 
 
 @dataclass(frozen=True)
@@ -149,12 +156,23 @@ def content_token_mask(tokenizer) -> torch.Tensor:
 # --- encoding -----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class WindowFeatures:
+    """The features of every window of the texts longer than one window, kept so that a window rule can be
+    tried without encoding again (:func:`with_window_decay`)."""
+
+    owner: np.ndarray  # (W,) index of the text each window belongs to, windows of a text in order
+    embedding: np.ndarray  # (W, H) float64
+    word_means: np.ndarray  # (W, H) float64
+
+
 @dataclass
 class Encoded:
     embedding: np.ndarray  # (N, H) normalized mean of the embedding layer
     span_vectors: np.ndarray  # (S, H) mean word-layer state of each rated span of the train partition
     span_targets: np.ndarray  # (S,) its rating
     word_means: np.ndarray  # (N, H) mean word-layer state over each text's pooled tokens
+    windows: WindowFeatures | None = None  # texts longer than one window: their windows' features
 
 
 @torch.inference_mode()
@@ -217,24 +235,24 @@ def encode(
                 if inside.any():
                     span_vectors.append(states[b, inside].mean(0))
                     span_targets.append(norms.rating[key])
-    _read_long_texts(model, tokenizer, lowered, embeddings, means)
+    windows = _read_long_texts(model, tokenizer, lowered)
+    if windows is not None:
+        _average_windows(windows, embeddings, means)
     return Encoded(
         embedding=embeddings,
         span_vectors=np.array(span_vectors, np.float32).reshape(-1, hidden_size),
         span_targets=np.array(span_targets, np.float32),
         word_means=means,
+        windows=windows,
     )
 
 
 @torch.inference_mode()
 def _read_long_texts(
-    model: MiniICCModel, tokenizer, lowered: Sequence[str], embeddings, means, batch_size: int = 64
-) -> None:
-    """Features of texts longer than one window: the windows' features, averaged with the scorer's weights.
-
-    The heads are linear, so the caption head on averaged features is the average of the window logits,
-    which is how the scorer reads a long caption (``utils/windows.py``). Rows are overwritten in place.
-    """
+    model: MiniICCModel, tokenizer, lowered: Sequence[str], batch_size: int = 64
+) -> WindowFeatures | None:
+    """The features of every window of the texts longer than one window (None if there are none), cut as
+    the scorer cuts them (``utils/windows.py``)."""
     config = model.config
     windows, owner = [], []
     for index, text in enumerate(lowered):
@@ -244,7 +262,7 @@ def _read_long_texts(
                 windows += pieces
                 owner += [index] * len(pieces)
     if not windows:
-        return
+        return None
     hidden_size = model.bert.config.hidden_size
     window_embeddings = np.zeros((len(windows), hidden_size), np.float64)
     window_means = np.zeros((len(windows), hidden_size), np.float64)
@@ -263,12 +281,31 @@ def _read_long_texts(
         rows = slice(start, start + len(batch))
         window_embeddings[rows] = torch.nn.functional.normalize(mean, dim=-1).numpy()
         window_means[rows] = ((hidden[config.word_layer].float() * use).sum(1) / use.sum(1).clamp(min=1.0)).numpy()
-    owner = np.array(owner)
-    for index in np.unique(owner):
-        rows = np.flatnonzero(owner == index)
-        weights = window_weights(len(rows))
-        embeddings[index] = weights @ window_embeddings[rows]
-        means[index] = weights @ window_means[rows]
+    return WindowFeatures(np.array(owner), window_embeddings, window_means)
+
+
+def _average_windows(
+    windows: WindowFeatures, embeddings: np.ndarray, means: np.ndarray, decay: float | None = None
+) -> None:
+    """A long text's features: its windows' features averaged with the window weights (the scorer's when
+    ``decay`` is None), in place.
+
+    The heads are affine and the weights sum to 1, so the caption head on the averaged features is the
+    weighted mean of the window logits, which is how the scorer reads a long caption."""
+    for index in np.unique(windows.owner):
+        rows = np.flatnonzero(windows.owner == index)
+        weights = window_weights(len(rows), decay)
+        embeddings[index] = weights @ windows.embedding[rows]
+        means[index] = weights @ windows.word_means[rows]
+
+
+def with_window_decay(encoded: Encoded, decay: float) -> Encoded:
+    """``encoded`` with its long texts' features averaged over their windows with ``decay`` instead."""
+    if encoded.windows is None:
+        return encoded
+    embeddings, means = encoded.embedding.copy(), encoded.word_means.copy()
+    _average_windows(encoded.windows, embeddings, means, decay)
+    return Encoded(embeddings, encoded.span_vectors, encoded.span_targets, means, encoded.windows)
 
 
 def noisy_copies(captions: Sequence[str], seed: int) -> tuple[list[str], np.ndarray]:
@@ -425,6 +462,13 @@ class Features:
         log(f"encoded {len(noisy)} noisy copies of the dev captions ({time.perf_counter() - start:.0f}s)")
         self.caption_rows = np.sort(rng.choice(len(self.norm_keys), settings.n_norm_caption_head, replace=False))
 
+    def with_window_decay(self, decay: float) -> Features:
+        """These features with the long texts' windows averaged with ``decay`` (nothing is encoded again)."""
+        other = copy.copy(self)
+        other.dev_encoded = with_window_decay(self.dev_encoded, decay)
+        other.noisy_encoded = with_window_decay(self.noisy_encoded, decay)
+        return other
+
     def word_head(self, alpha: float) -> tuple[np.ndarray, float]:
         X = np.vstack([self.norm_encoded.span_vectors, self.cc3m_encoded.span_vectors])
         y = np.concatenate([self.norm_encoded.span_targets, self.cc3m_encoded.span_targets])
@@ -509,18 +553,57 @@ def cross_validate(
     }
 
 
+def cross_validate_window_rule(
+    features: Features,
+    settings: FitSettings,
+    word_coef: np.ndarray,
+    word_bias: float,
+    decays: Sequence[float] = WINDOW_DECAY_CANDIDATES,
+) -> dict:
+    """:func:`cross_validate` once per window decay, the long texts re-weighted from their stored windows.
+
+    Objective (fixed before any candidate was evaluated): the mean, over the clean captions and every noise
+    type of their noisy copies, of the out-of-fold Spearman with the labels, so that a rule that helps the
+    long copies but hurts the others loses. The highest wins; ties (``WINDOW_RULE_TIE``) go to the larger
+    decay. ``utils/windows.py``'s ``WINDOW_DECAY`` is set to the choice by hand (a refit follows)."""
+    rows = []
+    for decay in decays:
+        report = cross_validate(features.with_window_decay(decay), settings, word_coef, word_bias)["report"]
+        noisy = report["noisy_copies"]
+        with_label = [report["spearman"], *(noisy[kind]["spearman_with_label"] for kind in NOISE_TYPES)]
+        rows.append(
+            {
+                "decay": decay,
+                "objective": float(np.mean(with_label)),
+                "clean_spearman": report["spearman"],
+                "spearman_with_label": {kind: noisy[kind]["spearman_with_label"] for kind in NOISE_TYPES},
+                "spearman_with_clean": {kind: noisy[kind]["spearman_with_clean"] for kind in NOISE_TYPES},
+            }
+        )
+    best = max(row["objective"] for row in rows)
+    chosen = max(row["decay"] for row in rows if row["objective"] >= best - WINDOW_RULE_TIE)
+    return {
+        "objective": "mean OOF Spearman with the labels over clean + every noise type (10 folds x 5 seeds)",
+        "tie": WINDOW_RULE_TIE,
+        "candidates": rows,
+        "chosen_decay": chosen,
+    }
+
+
 def fit_heads(
     settings: FitSettings | None = None,
     base_path: str | Path | None = None,
     log: Callable[[str], None] = print,
 ) -> tuple[MiniICCModel, dict]:
     """The model with freshly fitted heads, and a report (settings, inputs' hashes, CV on the 203 captions,
-    calibration). :func:`write_heads` saves both; the heads file records the settings and inputs."""
+    the window rule's CV table, calibration). :func:`write_heads` saves both; the heads file records the
+    settings and inputs."""
     settings = settings or FitSettings()
     base_path = Path(base_path) if base_path is not None else base_model_path()
     features = Features(settings, base_path, log)
     word_coef, word_bias = features.word_head(settings.word_alpha)
     cv = cross_validate(features, settings, word_coef, word_bias)
+    window_rule = cross_validate_window_rule(features, settings, word_coef, word_bias)
     y, icc = features.labels, features.icc
     target = caption_targets(y, icc, settings.teacher_weight)
     coef, bias = fit_caption_head(
@@ -551,6 +634,7 @@ def fit_heads(
         },
         "n_noisy_copies": len(features.noisy_owner),
         "cross_validation_203": cv["report"],
+        "window_rule_cv_203": window_rule,
         "calibration": {"slope": slope, "offset": offset, "positive": f"label >= {CONCRETE_LABEL}"},
         "cv_accuracy_at_0.5": float(((cv_probability >= 0.5) == (y >= CONCRETE_LABEL)).mean()),
     }
