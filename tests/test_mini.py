@@ -29,9 +29,10 @@ from modeling_icc.models.mini.modeling_mini import (
 from modeling_icc.scoring.devices import bf16_unavailable_reason, resolve_dtype
 from modeling_icc.utils.errors import CheckpointError
 from modeling_icc.utils.shipped_data import dev_split
+from modeling_icc.utils.windows import split_windows, window_weights
 
 #: The heads evaluated once on the frozen partition (Spearman 0.767): the shipped file must stay these bytes.
-EVALUATED_HEADS_SHA256 = "3c472c6d70bddc6637905a125b0430bd72ca98b1a42919b801e1113f1d452e9e"
+EVALUATED_HEADS_SHA256 = "c3c5e01f96f5d2c3cacbe1928d97ae5b2682ec4f8c49ae3c3f0a5851b9b062f8"
 CAPTIONS = [
     "a man with a white shirt",
     "a great method of quantifying concreteness",
@@ -289,7 +290,8 @@ def test_long_captions_are_read_in_windows_and_short_ones_as_before(fp32_scorer)
         windows.insert(1, ids[:1] + ids[64:190] + ids[-1:])
     with torch.inference_mode():
         logits = [float(model(torch.tensor([w]), torch.ones(1, len(w), dtype=torch.long)).logits[0]) for w in windows]
-    assert long_scores[1] == pytest.approx(1 / (1 + math.exp(-np.mean(logits))), abs=1e-6)
+    # the caption's logit is the windows' logits weighted by the shipped rule (utils/windows.py)
+    assert long_scores[1] == pytest.approx(1 / (1 + math.exp(-(window_weights(len(logits)) @ logits))), abs=1e-6)
     explanation = scorer.explain(texts[1])
     assert len(explanation) > 100 and explanation[-1][0] == "justice"  # words past the first window are explained
     assert explanation.score == long_scores[1]
@@ -301,6 +303,25 @@ def test_long_captions_are_read_in_windows_and_short_ones_as_before(fp32_scorer)
         one_window = model(**batch).scores.numpy()
     # short captions: one window, as the transformers model reads them (FastMiniEncoder: fp32 rounding apart)
     np.testing.assert_allclose(scorer.score(CAPTIONS), one_window, atol=1e-6)
+
+
+def test_the_last_window_of_a_long_caption_moves_its_score(fp32_scorer):
+    """Two windows; the texts differ only in words that the last window alone reads: all the text counts."""
+    scorer, model, tokenizer = fp32_scorer, fp32_scorer.model, fp32_scorer.tokenizer
+    head = "two dogs running on a beach at sunset. " * 15
+    texts = [head + tail for tail in ("a red ball on the sand", "freedom of opinion and justice")]
+    ids = [tokenizer(text.lower())["input_ids"] for text in texts]
+    windows = [split_windows(each, 128) for each in ids]
+    assert [len(each) for each in windows] == [2, 2] and windows[0][0] == windows[1][0]  # same first window
+    scores = scorer.score(texts)
+    with torch.inference_mode():
+        logits = [
+            [float(model(torch.tensor([w]), torch.ones(1, len(w), dtype=torch.long)).logits[0]) for w in each]
+            for each in windows
+        ]
+    expected = [1 / (1 + math.exp(-(window_weights(2) @ each))) for each in logits]
+    np.testing.assert_allclose(scores, expected, atol=1e-6)
+    assert scores[0] - scores[1] > 0.01  # the concrete tail scores higher than the abstract one
 
 
 def test_explain_shows_the_normalized_words_and_the_score_of_score(scorer):
