@@ -30,13 +30,17 @@ class MiniHeads:
 
     @classmethod
     def from_tensors(cls, tensors: dict[str, torch.Tensor], special_ids: list[int] | tuple[int, ...]) -> MiniHeads:
-        """From a heads file's (or a model's state dict's) ``word_head.*``, ``caption_head.*``, ... tensors."""
+        """From a heads file's (or a model's state dict's) ``word_head.*``, ``caption_head.*``, ... tensors.
+
+        The float tensors are copied into fresh storage: one read from a safetensors file sits at its offset
+        in the file, and SIMD reductions over a misaligned vector round differently (by an ulp, for some
+        captions) from the same values in a model's own parameters, which a folder or Hub mini reads."""
         return cls(
-            word_weight=tensors["word_head.weight"].float().reshape(-1),
-            word_bias=tensors["word_head.bias"].float().reshape(()),
-            caption_weight=tensors["caption_head.weight"].float().reshape(-1),
-            caption_bias=tensors["caption_head.bias"].float().reshape(()),
-            calibration=tensors["calibration"].float(),
+            word_weight=tensors["word_head.weight"].float().reshape(-1).clone(),
+            word_bias=tensors["word_head.bias"].float().reshape(()).clone(),
+            caption_weight=tensors["caption_head.weight"].float().reshape(-1).clone(),
+            caption_bias=tensors["caption_head.bias"].float().reshape(()).clone(),
+            calibration=tensors["calibration"].float().clone(),
             content_mask=tensors["content_mask"],
             special_ids=torch.tensor(list(special_ids), dtype=torch.long),
         )
