@@ -1,6 +1,6 @@
 """Fitting the trained part of the ``mini`` model: closed forms in float64 numpy, deterministic.
 
-Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 2-3 minutes on a 2-core CPU):
+Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 3-6 minutes on a 2-core CPU):
 
 * word head: a ridge from token states to human concreteness norms (Brysbaert, else Muraki, else
   Glasgow rescaled to 1-5; never MRC), **train partition only**, on entries embedded alone and on rated
