@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from huggingface_hub import DatasetCard, ModelCard
 
+from modeling_icc.cli.cards import BENCH_RESULTS
 from modeling_icc.cli.main import main
 from modeling_icc.distillation.dataset_card import TEACHER_SCORE_COLUMNS, size_category, teacher_dataset_card
 from modeling_icc.hub.cards import benchmark_dataset_card, model_card
@@ -19,7 +20,7 @@ BENCH = FIXTURES / "bench_results.json"
 PROVENANCE = FIXTURES / "provenance.json"
 MODEL_REPO = "test-org/icc-distilroberta"
 STUDENT = "runs/student"  # how `icc bench --scorers runs/student` names the student's rows
-REAL_RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "quality_dev.json"
+REAL_RESULTS = Path(__file__).resolve().parents[1] / BENCH_RESULTS
 
 
 @pytest.fixture(scope="module")

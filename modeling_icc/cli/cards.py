@@ -21,16 +21,16 @@ from ..hub.folders import (
     write_zero_download_folder,
     zero_download_name,
 )
-from ..hub.results_schema import read_bench_results, read_provenance
+from ..hub.results_schema import SPEED_BENCHMARKS_DIR, read_bench_results, read_provenance
 from ..hub.upload import check_repo_id, parquet_inputs
 from ..utils.errors import UserInputError
 
-#: What ``--all`` reads by default: the committed ``icc bench`` results and speed results.
-RESULTS_DIR = Path("benchmarks") / "results"
-BENCH_RESULTS = RESULTS_DIR / "quality_dev.json"
+#: What ``--all`` reads by default: the committed quality results (``icc bench``) and speed results.
+BENCH_RESULTS = Path("benchmarks") / "quality" / "quality_dev.json"
+SPEED_RESULTS_DIR = Path(SPEED_BENCHMARKS_DIR) / "results"
 
 EXAMPLES = f"""examples:
-  icc cards --all --namespace my-org          # regenerate hub_cards/ from benchmarks/results/ (run from the repo root)
+  icc cards --all --namespace my-org          # regenerate hub_cards/ from benchmarks/ (run from the repo root)
   icc cards --namespace my-org --zero-download lite
   icc bench --scorers runs/paper/student,lite,lexical,published --output-dir runs/bench
   icc cards --namespace my-org --bench-results runs/bench/results.json --scorer runs/paper/student \\
@@ -61,8 +61,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--results-dir",
-        default=str(RESULTS_DIR),
-        help=f"speed results of the benchmarks/ scripts (default: {RESULTS_DIR})",
+        default=str(SPEED_RESULTS_DIR),
+        help=f"results of the speed benchmarks (default: {SPEED_RESULTS_DIR})",
     )
     parser.add_argument(
         "--zero-download",

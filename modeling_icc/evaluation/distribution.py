@@ -3,7 +3,7 @@
 For each scorer: quantiles, the share of captions each common threshold keeps (the rule ``icc filter
 --threshold`` applies), a histogram, and the highest and lowest captions
 (distinct, scored captions; ties in input order); for each pair of scorers, the Spearman correlation of their
-scores. Used on the 15,833 CC3M validation captions (``benchmarks/cc3m_distribution.py``) as an
+scores. Used on the 15,833 CC3M validation captions (``benchmarks/quality/cc3m_distribution.py``) as an
 out-of-domain check: no label is involved, so nothing here was fitted on it.
 """
 

@@ -32,7 +32,7 @@ MODEL_NAME = "icc-distilroberta"
 TEACHER_DATASET_NAME = "icc-teacher-scores"
 BENCHMARK_DATASET_NAME = "icc-caption-concreteness"
 METRIC_NAME = "icc"
-#: The speed results the published student's card quotes (``benchmarks/student_throughput.py``).
+#: The speed results the published student's card quotes (``benchmarks/speed/student_throughput.py``).
 STUDENT_SPEED_FILE = "student_throughput_cpu.json"
 #: In the student's folder: how to add the weights this repository does not hold.
 WEIGHTS_NOTE = "WEIGHTS.md"

@@ -128,7 +128,7 @@ def load_scorer(
     shapes, frozen weights) instead of the default
     :class:`~modeling_icc.models.icc.fast_encoder.FastICCEncoder`: about a minute to start
     and, on this project's 2-core CPU, slower than the default
-    (``benchmarks/student_throughput.py --compile``); untested on GPUs here.
+    (``benchmarks/speed/student_throughput.py --compile``); untested on GPUs here.
 
     ``tokenize_workers``: processes that tokenize for the neural models (``None``: every usable core
     when the model runs on a GPU, where one process cannot tokenize as fast as the model scores; 0 on a

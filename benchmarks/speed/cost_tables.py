@@ -1,11 +1,11 @@
 """Cost of scoring common caption pools, from the measured throughput JSON files.
 
-Reads ``benchmarks/results/{lite_throughput,mini_throughput_cpu,student_throughput_cpu,student_throughput_cuda}``
+Reads ``benchmarks/speed/results/{lite_throughput,mini_throughput_cpu,student_throughput_cpu,student_throughput_cuda}``
 ``.json`` (whichever exist; mini's rates on the synthetic captions the student was timed on) and
-writes ``benchmarks/results/cost_tables.{json,md}``. Nothing is
+writes ``benchmarks/speed/results/cost_tables.{json,md}``. Nothing is
 estimated that was not measured: a model/device without a results file gets no row.
 
-    python benchmarks/cost_tables.py
+    python benchmarks/speed/cost_tables.py
 """
 
 from __future__ import annotations

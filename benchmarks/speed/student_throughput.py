@@ -15,11 +15,11 @@ hours, so they are skipped, the fp32 variants are timed, and the JSON's ``skippe
 entry says why.
 
 Accuracy of reduced precision is measured separately on a *trained* stand-in
-(``benchmarks.proxy_student``: the all-MiniLM-L6-v2 encoder ported into
+(``benchmarks.speed.proxy_student``: the all-MiniLM-L6-v2 encoder ported into
 ``ICCForConcreteness`` with a head fitted to ICC-like scores), because a random
 encoder's outputs barely vary and would hide or exaggerate the error.
 
-    python benchmarks/student_throughput.py --device cpu --n 4096 --repeats 5
+    python benchmarks/speed/student_throughput.py --device cpu --n 4096 --repeats 5
 """
 
 from __future__ import annotations

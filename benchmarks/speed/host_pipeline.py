@@ -8,7 +8,7 @@ This times that pipeline with a model that returns zeros, with GPU batch limits 
 tokens, widths rounded to 8), for 0, 1, ... all-cores tokenizer workers in one run, and, for
 comparison, the tokenizer alone: the ``transformers`` call, the Rust ``encode_batch_fast`` and the
 worker pool without the rest of the pipeline. Pinned memory and the host-to-device copies need CUDA
-and are not exercised here (``benchmarks/gpu_end_to_end.py`` measures them on a GPU).
+and are not exercised here (``benchmarks/speed/gpu_end_to_end.py`` measures them on a GPU).
 
 From the runs it derives what a 16-core GPU host would do: the rate of one worker (per core), the
 scaling efficiency from 1 worker to all cores (rate / (workers x one worker's rate)), and
@@ -20,8 +20,8 @@ rate any number of workers can reach, and is reported as ``main_process_ceiling_
 Captions: CC3M validation captions copied with one word swapped per copy (``cc3m_copies``, mean
 13 tokens), as in issue 24; all-MiniLM-L6-v2's WordPiece tokenizer stands in for RoBERTa's BPE.
 
-    python benchmarks/host_pipeline.py --n 1000000 --repeats 3     # a GPU host
-    python benchmarks/host_pipeline.py --n 200000 --repeats 3      # this project's 2-core CPU
+    python benchmarks/speed/host_pipeline.py --n 1000000 --repeats 3     # a GPU host
+    python benchmarks/speed/host_pipeline.py --n 200000 --repeats 3      # this project's 2-core CPU
 """
 
 from __future__ import annotations
@@ -201,7 +201,7 @@ def main() -> None:
         what="NeuralScorer.score's host work with a zero-cost model, GPU batch limits; tokenizer alone for comparison",
         captions={
             "n": args.n,
-            "source": "CC3M validation captions, one word swapped per copy (benchmarks/cc3m_copies.py)",
+            "source": "CC3M validation captions, one word swapped per copy (benchmarks/speed/cc3m_copies.py)",
             "mean_tokens": float(lengths.mean()),
         },
         tokenizer="all-MiniLM-L6-v2 WordPiece (stand-in for RoBERTa BPE), truncation at 512",

@@ -2,7 +2,7 @@
 
 Both scorers run end to end (``scorer.score(captions)``: tokenization, length-sorted batches, input
 order) on the same captions: real CC3M validation captions (their first ``--n``), and the synthetic
-LAION-like captions of ``benchmarks/student_throughput.py`` (``--n`` of them), so that mini sits beside
+LAION-like captions of ``benchmarks/speed/student_throughput.py`` (``--n`` of them), so that mini sits beside
 the student's figures. Wall-clock medians of ``--repeats`` timed runs after one warm-up; torch uses
 its default threads (all cores), lite one core (pure Python). The 1-minute load average before and after
 is recorded: on a shared machine, torch's rates fall sharply when another job takes a core.
@@ -11,7 +11,7 @@ bf16 runs only where the CPU multiplies bf16 natively: elsewhere (an AVX2-only C
 ``ICC_FORCE_FP32=1``) it would run in software emulation, many times slower, so it is skipped and the
 JSON's ``skipped`` entry says why.
 
-    python benchmarks/mini_throughput.py --n 2000 --repeats 7
+    python benchmarks/speed/mini_throughput.py --n 2000 --repeats 7
 """
 
 from __future__ import annotations

@@ -21,9 +21,9 @@ included) compare runs on a shared machine, where wall time depends on the other
 ``git archive BASE modeling_icc | tar -x -C DIR``) first on ``PYTHONPATH``, alternating with this
 tree's runs, so before and after are measured in one run under the same load.
 
-    python benchmarks/cli_streaming.py --n 1000000 --repeats 3
-    python benchmarks/cli_streaming.py --n 4000000 --repeats 1 --cases "filter top-fraction" \
-        --out benchmarks/results/cli_streaming_4m.json
+    python benchmarks/speed/cli_streaming.py --n 1000000 --repeats 3
+    python benchmarks/speed/cli_streaming.py --n 4000000 --repeats 1 --cases "filter top-fraction" \
+        --out benchmarks/speed/results/cli_streaming_4m.json
 """
 
 from __future__ import annotations

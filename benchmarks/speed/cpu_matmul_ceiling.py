@@ -11,7 +11,7 @@ products were the only work. On a CPU without native bf16 (or with
 ``ICC_FORCE_FP32=1``) the bf16 timings and the ceiling are skipped, since emulated
 bf16 says nothing about the hardware; the JSON's ``skipped`` entry says why.
 
-    python benchmarks/cpu_matmul_ceiling.py --repeats 20   # medians over 3 interleaved rounds
+    python benchmarks/speed/cpu_matmul_ceiling.py --repeats 20   # medians over 3 interleaved rounds
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ measures that fit on ``--rows`` values in ``--shards`` files laid out as the job
 Both must give the same cuts (checked). Peak is ``tracemalloc``'s (numpy's buffers are
 traced), so it counts what the fit allocates and not the interpreter. Medians of ``--repeats``.
 
-    python benchmarks/shard_ranking_memory.py --rows 10000000 --shards 20 --repeats 3
+    python benchmarks/speed/shard_ranking_memory.py --rows 10000000 --shards 20 --repeats 3
 """
 
 from __future__ import annotations

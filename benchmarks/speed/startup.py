@@ -7,7 +7,7 @@ untimed warm-up run (which fills the OS file cache):
 - ``icc --help``
 - ``icc score --model lite "a dog"`` (one caption with the embedded model, to stdout)
 
-    python benchmarks/startup.py --repeats 10
+    python benchmarks/speed/startup.py --repeats 10
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ jobs, ratios much less.
 Scores: the new default path against the old default path and against the old fp32 path, max and mean
 absolute difference over the same captions.
 
-    python benchmarks/mini_cpu.py --before /tmp/icc-before --n 20000 --repeats 3
+    python benchmarks/speed/mini_cpu.py --before /tmp/icc-before --n 20000 --repeats 3
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ kernel with int32 accumulation would. The activation scale comes either from
 each token's own maximum ("per_token", the most accurate dynamic scheme) or from
 the whole batch ("per_tensor").
 
-The model is the trained stand-in (``benchmarks.proxy_student``): a random
+The model is the trained stand-in (``benchmarks.speed.proxy_student``): a random
 encoder's outputs barely vary, so its error would mean nothing. Scores are
 compared with the fp32 module on the shipped dev captions plus synthetic
 LAION-like ones, and ``bf16`` (the shipped fast default) is listed for scale where
 the CPU multiplies bf16 natively (elsewhere it is skipped, and the JSON says why).
 
-    python benchmarks/int8_deviation.py
+    python benchmarks/speed/int8_deviation.py
 """
 
 from __future__ import annotations

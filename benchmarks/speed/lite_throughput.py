@@ -5,7 +5,7 @@ per-core rate; scale out with processes. Two clocks are reported: wall time,
 and this process's CPU time (``time.process_time``), which is what one core
 delivers even while other jobs share the machine.
 
-    python benchmarks/lite_throughput.py --n 100000 --repeats 5
+    python benchmarks/speed/lite_throughput.py --n 100000 --repeats 5
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ typical caption lengths. Every stage runs the library's own code path
 --tiny runs the same stages with the tiny random models on CPU: it checks that
 every stage works end to end, not how fast the real models are.
 
-    python benchmarks/teacher_throughput.py                      # full size, on CUDA
-    python benchmarks/teacher_throughput.py --tiny --n-batches 3 # tiny, on CPU
+    python benchmarks/speed/teacher_throughput.py                      # full size, on CUDA
+    python benchmarks/speed/teacher_throughput.py --tiny --n-batches 3 # tiny, on CPU
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The paper's teacher architectures at full size with random weights, for GPU cost benchmarks.
+"""The paper's teacher architectures at full size with random weights, for the GPU speed benchmarks.
 
 Random weights cost the same FLOPs as trained ones, so throughput measured on
 these equals the real models' (given fixed output lengths). Tokenizers are the

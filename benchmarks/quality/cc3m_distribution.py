@@ -3,7 +3,7 @@
 An out-of-domain check: a histogram, quantiles, the share of captions at or above 0.5, the 10 highest and
 10 lowest captions per scorer, and how well the two scorers agree. Nothing here has a label.
 
-    python benchmarks/cc3m_distribution.py
+    python benchmarks/quality/cc3m_distribution.py
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ all on the fast path) and the same captions with the benchmark's ``social`` nois
 emoji, repeated punctuation: every caption on the slow path). Wall-clock medians of ``--repeats``; the
 1-minute load average before and after is recorded (the machine may be shared).
 
-    python benchmarks/normalization_overhead.py --n 2000 --repeats 5
+    python benchmarks/speed/normalization_overhead.py --n 2000 --repeats 5
 """
 
 from __future__ import annotations

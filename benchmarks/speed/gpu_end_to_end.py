@@ -31,9 +31,9 @@ them on a machine without those packages and without network, carry their wheels
 (``pip download --no-deps diffusers bert-score -d wheels/`` here, then ``pip install --no-deps
 --no-index wheels/*.whl`` there; bert-score also imports pandas and matplotlib).
 
-    python benchmarks/gpu_end_to_end.py --prepare-tokenizer-dir shared/minilm     # here, once
-    python benchmarks/gpu_end_to_end.py --tokenizer-dir shared/minilm              # on the GPU machine
-    python benchmarks/gpu_end_to_end.py --tiny                                     # tiny models on the CPU
+    python benchmarks/speed/gpu_end_to_end.py --prepare-tokenizer-dir shared/minilm     # here, once
+    python benchmarks/speed/gpu_end_to_end.py --tokenizer-dir shared/minilm              # on the GPU machine
+    python benchmarks/speed/gpu_end_to_end.py --tiny                                     # tiny models on the CPU
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class Run:
         self.args, self.device, self.start = args, device, time.perf_counter()
         self.payload: dict[str, Any] = {
             "benchmark": "gpu_end_to_end",
-            "command": "python benchmarks/gpu_end_to_end.py " + " ".join(sys.argv[1:]),
+            "command": "python benchmarks/speed/gpu_end_to_end.py " + " ".join(sys.argv[1:]),
             "mode": "tiny random models (a functional check, not real cost)" if args.tiny else "full-size shapes",
             "environment": {
                 **environment(device),
@@ -581,7 +581,7 @@ def main() -> None:
     lengths = encode_packed(TokenizerSpec.from_pretrained_tokenizer(tokenizer, 512).build(), captions[:20_000]).lengths
     run.payload["captions"] = {
         "n": n,
-        "source": "CC3M validation captions, one word swapped per copy (benchmarks/cc3m_copies.py)",
+        "source": "CC3M validation captions, one word swapped per copy (benchmarks/speed/cc3m_copies.py)",
         "mean_tokens": float(lengths.mean()),
     }
     run.payload["tokenizer"] = "all-MiniLM-L6-v2 WordPiece (stand-in for RoBERTa BPE)"
