@@ -1,4 +1,4 @@
-"""``icc bench``: correlations with human concreteness ratings, for any set of scorers."""
+"""``icc bench``, the quality benchmarks: correlations with human concreteness ratings, for any set of scorers."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ COMMANDS = {
     "score": "score captions (arguments, stdin, txt/jsonl/csv/parquet)",
     "filter": "keep rows whose caption is concrete enough",
     "explain": "show which words and cues push a caption's score up or down",
-    "bench": "benchmark scorers against human concreteness ratings (captions, words, nouns, phrases)",
+    "bench": "quality benchmarks: scorers against human concreteness ratings (captions, words, nouns, phrases)",
     "cards": "generate the model and dataset cards from bench results and provenance",
     "push": "build, check and upload a model, dataset, Space or the evaluate module",
     "convert": "convert a student checkpoint (the published moranyanuka/icc format) into the icc format",

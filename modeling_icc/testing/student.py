@@ -108,5 +108,5 @@ def save_published_format_checkpoint(directory: str | Path, seed: int = 0) -> Pa
 
 
 def distilroberta_config() -> ICCConfig:
-    """The real DistilRoBERTa-base shape (82M parameters), for benchmarks with random weights."""
+    """The real DistilRoBERTa-base shape (82M parameters), for speed benchmarks with random weights."""
     return ICCConfig(vocab_size=50265, hidden_size=768, num_attention_heads=12, intermediate_size=3072)

@@ -1,4 +1,4 @@
-"""Helpers for throughput benchmarks: a realistic synthetic caption set, timing, environment."""
+"""Helpers for the speed benchmarks: a realistic synthetic caption set, timing, environment."""
 
 from __future__ import annotations
 
