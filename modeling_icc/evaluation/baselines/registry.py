@@ -115,7 +115,7 @@ def _llm(argument: str | None, options: ModelOptions):
 class Baseline:
     label: str
     build: Callable
-    #: ``data_id`` of benchmark data the scorer reads or was fitted on (see benchmarks.data.IN_SAMPLE_NOTES).
+    #: ``data_id`` of benchmark data the scorer reads or was fitted on (see evaluation.data.IN_SAMPLE_NOTES).
     in_sample: frozenset[str] = frozenset()
     #: Optional dependencies it imports (checked before a run starts).
     needs: tuple[Extra, ...] = ()
