@@ -5,6 +5,7 @@ command that runs from the repository root, and ``icc cards`` reads the folders 
 from __future__ import annotations
 
 import json
+import runpy
 import shlex
 from pathlib import Path
 
@@ -57,3 +58,13 @@ def test_a_speed_result_records_the_command_from_the_repository_root(tmp_path, m
     command = json.loads(out.read_text(encoding="utf-8"))["command"]
     assert command == f"python {SPEED_BENCHMARKS_DIR}/startup.py --repeats 2"
     assert (ROOT / shlex.split(command)[1]).is_file()
+
+
+def test_scripts_that_find_the_repository_or_their_results_by_location_find_them(monkeypatch):
+    """Scripts locate the checkout and their output folder from ``__file__``: one level deeper than before."""
+    monkeypatch.syspath_prepend(str(ROOT / SPEED_BENCHMARKS_DIR))
+    speed = ROOT / SPEED_BENCHMARKS_DIR
+    assert runpy.run_path(str(speed / "mini_cpu.py"))["REPO"] == ROOT
+    assert runpy.run_path(str(speed / "gpu_end_to_end.py"))["ROOT"] == ROOT
+    assert runpy.run_path(str(speed / "lite_throughput.py"))["RESULTS"] == ROOT / SPEED_RESULTS_DIR
+    assert runpy.run_path(str(QUALITY_DIR / "cc3m_distribution.py"))["RESULTS"] == QUALITY_DIR

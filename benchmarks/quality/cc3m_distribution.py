@@ -16,7 +16,7 @@ from modeling_icc.evaluation.distribution import distribution_markdown, plot_his
 from modeling_icc.utils.provenance import environment, write_json
 from modeling_icc.utils.shipped_data import CC3M_CAPTIONS_FILE, cc3m_captions
 
-RESULTS = Path(__file__).resolve().parent / "results"
+RESULTS = Path(__file__).resolve().parent  # the quality results sit beside this script
 TITLE = "Scores on the CC3M validation captions (15,833 unlabelled web captions)"
 
 

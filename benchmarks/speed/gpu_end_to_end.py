@@ -63,7 +63,7 @@ from modeling_icc.scoring.tokenize_workers import TokenizerSpec, encode_packed, 
 from modeling_icc.utils.provenance import cpu_kind, cpu_name, environment, package_versions, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = (
     "tokenizer",
     "score",

@@ -32,7 +32,7 @@ from startup import icc_command
 from modeling_icc.utils.provenance import synthetic_captions
 
 RESULTS = Path(__file__).resolve().parent / "results"
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 
 
 def command_rates(icc: list[str], before: Path | None, captions_file: Path, repeats: int, n: int) -> dict:
