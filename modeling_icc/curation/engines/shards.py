@@ -63,7 +63,7 @@ from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
 from ..io.compression import table_stem
-from ..io.formats import default_output_format, detect_format
+from ..io.formats import default_output_format, detect_format, output_suffix
 from ..io.tables import atomic_output, read_table, write_table
 from . import pieces
 from .workers import device_for_rank, end_with, threads_per_worker, worker_count
@@ -73,7 +73,6 @@ SUMMARY_FILE = "_summary.json"
 STATS_SUFFIX = ".stats.json"
 WORK_DIR = ".icc-work"
 LOCK_FILE = ".icc.lock"
-_SUFFIXES = {"txt": ".txt", "jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet", "tar": ".tar"}
 
 
 @dataclass(frozen=True)
@@ -195,7 +194,7 @@ def plan_shards(job: ShardJob) -> list[Shard]:
                 f"{names[name]} and {path} would both write {name}.*; run them into separate --output-dir"
             )
         names[name] = path
-        output = job.output_dir / f"{name}{_SUFFIXES[out_fmt]}"
+        output = job.output_dir / f"{name}{output_suffix(out_fmt)}"
         if output.resolve() in inputs:
             raise UserInputError(f"output {output} would overwrite an input shard; choose another --output-dir")
         work = job.output_dir / WORK_DIR

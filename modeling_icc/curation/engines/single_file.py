@@ -1,6 +1,6 @@
 """Single-file jobs (``icc score|filter --input FILE|-``): read, score and write in chunks.
 
-Rows are read, scored and written :data:`~modeling_icc.curation.io.readers.CHUNK_ROWS`
+Rows are read, scored and written :data:`~modeling_icc.curation.io.tables.CHUNK_ROWS`
 at a time, in input order, so memory does not grow with the input. A file output is
 written to a temporary name and renamed when complete; stdout gets each chunk as soon as
 it is scored. What is held for the whole input is small and stated here:
@@ -43,20 +43,16 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ...scoring.base import ConcretenessScorer
+from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
 from ...utils.errors import UserInputError
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import compression, datacomp
-from ..io.formats import VARYING_FIELDS, is_parquet, missing_column_message
-from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
-from ..io.writers import (
-    atomic_output,
-    check_writable,
-    open_writer,
-    remove_stale_temp_files,
-    temp_file_beside,
-    writes_in_place,
-)
+from ..io.formats import VARYING_FIELDS, open_writer
+from ..io.outputs import atomic_output, check_writable, writes_in_place
+from ..io.readers import is_parquet
+from ..io.table import CaptionTable, Fields, missing_column_message
+from ..io.tables import CHUNK_ROWS, iter_tables, scan_fields
 from . import pieces
 from .spill import SpilledArrays
 
@@ -289,7 +285,7 @@ def _two_passes(
 
 
 def spill_place(output: Path | BinaryIO) -> Path:
-    """The name a job's work files are made beside (see :func:`~..io.writers.temp_file_beside`).
+    """The name a job's work files are made beside (see :func:`~modeling_icc.utils.atomic_files.temp_file_beside`).
 
     Beside a file output, named after it; for stdout and outputs written in place (a FIFO,
     ``/dev/stdout``), :data:`STREAM_SPILL` in the system's temporary directory. Either way the
