@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from ..utils.atomic_files import atomic_file
 from ..utils.errors import UserInputError
 from ..utils.provenance import write_json
 from .captions import CaptionSet, count_words
@@ -145,6 +146,5 @@ def _check_manifest(
 
 
 def _write_parquet_atomic(table: pa.Table, path: Path) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, temp)
-    os.replace(temp, path)
+    with atomic_file(path) as stream:
+        pq.write_table(table, stream)

@@ -65,9 +65,6 @@ REGISTRY: tuple[Format, ...] = (
         columns=(gbc.CAPTIONS, (gbc.VERTEX_IDS, gbc.LABELS)),
     ),
 )
-_BY_NAME = {entry.name: entry for entry in REGISTRY}
-_BY_EXTENSION = {extension: entry.name for entry in REGISTRY for extension in entry.extensions}
-
 #: Formats that are read and written.
 FORMATS = tuple(entry.name for entry in REGISTRY if entry.write is not None)
 #: Formats that are read: the table formats and the datasets' own layouts.
@@ -80,9 +77,10 @@ VARYING_FIELDS = frozenset(entry.name for entry in REGISTRY if entry.varying_fie
 
 def format_named(name: str) -> Format:
     """The registry's entry for ``name``; a one-line error for an unknown one."""
-    if name not in _BY_NAME:
+    entry = next((entry for entry in REGISTRY if entry.name == name), None)
+    if entry is None:
         raise UserInputError(f"unknown format {name!r}")
-    return _BY_NAME[name]
+    return entry
 
 
 def infer_format(
@@ -93,13 +91,14 @@ def infer_format(
         if explicit not in formats:
             raise UserInputError(f"unknown format {explicit!r}; choose one of {', '.join(formats)}")
         return explicit
+    by_extension = {extension: entry.name for entry in REGISTRY for extension in entry.extensions}
     suffix = compression.table_suffix(path)
-    if suffix not in _BY_EXTENSION:
+    if suffix not in by_extension:
         raise UserInputError(
             f"cannot tell the format of {str(path)!r} from its extension; use one of "
-            f"{', '.join(sorted(_BY_EXTENSION))} (inputs also compressed: .jsonl.gz, .csv.zst, ...) or pass {option}"
+            f"{', '.join(sorted(by_extension))} (inputs also compressed: .jsonl.gz, .csv.zst, ...) or pass {option}"
         )
-    return _BY_EXTENSION[suffix]
+    return by_extension[suffix]
 
 
 def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
@@ -137,7 +136,7 @@ def output_suffix(fmt: str) -> str:
 
 def open_writer(stream: BinaryIO, fmt: str, fields: Fields | None = None) -> writers.TableWriter:
     """The writer of ``fmt`` into ``stream``; ``fields``: every column of the input, when known up front."""
-    write = _BY_NAME[fmt].write if fmt in _BY_NAME else None
+    write = next((entry.write for entry in REGISTRY if entry.name == fmt), None)
     if write is None:
         raise UserInputError(f"unknown output format {fmt!r}")
     return write(stream, fields)
