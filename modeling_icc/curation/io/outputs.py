@@ -1,7 +1,9 @@
 """Where a job's output goes: a file replaced atomically, or a stream (FIFO, device, ``/dev/stdout``) written into.
 
 A layer over the package's one atomic writer (:mod:`modeling_icc.utils.atomic_files`) for the
-special cases of a job's ``--output``.
+special cases of a job's ``--output``: streams written in place, symlinks written through, a check
+right before the rename, an output that is the input refused, a place that cannot be written
+refused before any work.
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from ...utils.atomic_files import atomic_file, new_temp_file
 from ...utils.errors import UserInputError
+
+if TYPE_CHECKING:
+    from .table import CaptionTable
 
 #: Paths naming an open descriptor of this process (``/dev/stdout`` when the shell sent it to a file, say).
 _DESCRIPTOR_PATH = re.compile(r"/dev/(?:stdout|stderr)|/dev/fd/\d+|/proc/(?:self|thread-self|\d+)/fd/\d+")
@@ -65,6 +70,26 @@ def _open_in_place(path: Path) -> Iterator[BinaryIO]:
     """``path`` opened for appending, never created or truncated (a FIFO waits here for its reader)."""
     with os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND), "wb") as stream:
         yield stream
+
+
+def refuse_writing_over_input(source: Path | BinaryIO | CaptionTable, output: Path) -> None:
+    """Refuse an output that is the input file itself (by device and inode: also through symlinks and hard links).
+
+    The output is renamed into place only at the end, so such a job would replace its input with its result.
+    """
+    try:
+        written = os.stat(output)
+        if isinstance(source, Path):
+            read = os.stat(source)
+        elif hasattr(source, "read") and hasattr(source, "fileno"):
+            read = os.fstat(source.fileno())  # stdin redirected from the output file
+        else:
+            return
+    except (OSError, ValueError):  # no output yet, or a stream without a file
+        return
+    same = (read.st_dev, read.st_ino) == (written.st_dev, written.st_ino)
+    if same and stat.S_ISREG(written.st_mode):  # a terminal can be both stdin and --output /dev/stdout
+        raise UserInputError(f"--output {output} is the input file; write to another file (the input would be lost)")
 
 
 def check_writable(path: str | os.PathLike, what: str = "output") -> Path:
