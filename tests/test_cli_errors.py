@@ -319,7 +319,7 @@ def test_a_folder_that_turns_read_only_keeps_the_old_file(captions, tmp_path, ca
     import errno
     import os
 
-    from modeling_icc.curation.io import writers
+    from modeling_icc.utils import atomic_files
 
     out = tmp_path / "out.jsonl"
     out.write_text("the old output\n")
@@ -327,7 +327,7 @@ def test_a_folder_that_turns_read_only_keeps_the_old_file(captions, tmp_path, ca
     def read_only(source, target):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(target))
 
-    monkeypatch.setattr(writers.os, "replace", read_only)
+    monkeypatch.setattr(atomic_files.os, "replace", read_only)
     assert icc("score", "--model", "lite", "-i", captions, "-o", out) == 2
     one_line_error(capsys.readouterr().err, f"icc: error: {out}: Read-only file system")
     assert out.read_text() == "the old output\n"

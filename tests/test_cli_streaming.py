@@ -22,7 +22,7 @@ from modeling_icc.cli.main import main
 from modeling_icc.curation.engines import pieces
 from modeling_icc.curation.engines.single_file import FileJob, ScoreStats, run_file_job
 from modeling_icc.curation.filter_plan import ColumnRule, FilterPlan
-from modeling_icc.curation.io.readers import CHUNK_ROWS, iter_tables
+from modeling_icc.curation.io.tables import CHUNK_ROWS, iter_tables
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.provenance import synthetic_captions

@@ -8,7 +8,7 @@ Examples:
     # tiny random teachers, offline, on the shipped captions
     python training_scripts/score_teachers.py --tiny --teacher both --out-dir runs/tiny_scores --max-samples 32
 
-Output: OUT_DIR/{sba,vba}/shard-NNNNN.parquet + manifest.json (schema: docs/teachers.md).
+Output: OUT_DIR/{sba,vba}/shard-NNNNN.parquet + _run.json (schema: docs/teachers.md).
 Re-running the same command skips finished shards; rows are never duplicated.
 """
 

@@ -18,12 +18,12 @@ from ..curation.io.formats import (
     FORMAT_COLUMNS,
     FORMATS,
     INPUT_FORMATS,
-    TEXT_COLUMN,
-    check_input_file,
     default_output_format,
     detect_format,
     infer_format,
 )
+from ..curation.io.readers import check_input_file
+from ..curation.io.table import TEXT_COLUMN
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
 from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, fallback_notices, load_scorer
@@ -31,7 +31,7 @@ from ..utils.errors import UserInputError
 
 if TYPE_CHECKING:
     from ..curation.engines.single_file import FileJob, FileJobResult
-    from ..curation.io.readers import CaptionTable
+    from ..curation.io.table import CaptionTable
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -259,7 +259,7 @@ def file_job(
 
 def _output_format(output: str | None, input_format: str, path: Path | None) -> str:
     """From the output's extension; stdout, and a FIFO or device without one (``/dev/stdout``), as the input."""
-    from ..curation.io.writers import writes_in_place
+    from ..curation.io.outputs import writes_in_place
 
     if output is not None:
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..curation.io.formats import TEXT_COLUMN
+from ..curation.io.table import TEXT_COLUMN
 from ..curation.io.text import replace_surrogates
 from ..utils.errors import UserInputError
 from .common import (
@@ -77,7 +77,7 @@ def score_arguments(args: argparse.Namespace) -> int:
     An argument that is not valid UTF-8 reaches Python with lone surrogates standing for
     its bytes; they are replaced with U+FFFD (and counted) as invalid bytes in files are.
     """
-    from ..curation.io.readers import CaptionTable
+    from ..curation.io.table import CaptionTable
 
     texts = [replace_surrogates(text) for text in args.texts]
     replaced = sum(text != original for text, original in zip(texts, args.texts, strict=True))

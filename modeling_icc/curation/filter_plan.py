@@ -27,7 +27,7 @@ import numpy as np
 from ..utils.errors import UserInputError
 from .columns import AGGREGATES, aggregate, aggregate_column, to_float_array, to_pylist
 from .cuts_in_passes import fit_cuts_in_passes
-from .io.formats import missing_column_message
+from .io.table import missing_column_message
 from .selection import Cut, KeepRule, fit_cuts, keep_mask
 
 #: Temporary column with unclipped scores, used to rank rows clipped to the same score.

@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData
 
+from ..utils.atomic_files import write_text
 from ..utils.citation import CITATION, PAPER_URL
 from ..utils.errors import UserInputError
 from ..utils.provenance import package_versions
@@ -142,10 +143,7 @@ def write_teacher_dataset_card(dataset_dir: str | os.PathLike, run_dir: str | os
     """``dataset_dir/README.md`` for the pipeline run in ``run_dir``: the folder is then push-ready."""
     card = teacher_dataset_card(dataset_files(dataset_dir), run_dir=run_dir, config=config)
     path = Path(dataset_dir) / CARD_FILE
-    temp = path.with_name(f".{CARD_FILE}.tmp")
-    temp.write_text(str(card) + "\n", encoding="utf-8")
-    os.replace(temp, path)
-    return path
+    return write_text(path, str(card) + "\n")
 
 
 def _json_or_none(path: Path) -> dict | None:

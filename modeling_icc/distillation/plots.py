@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..utils.atomic_files import atomic_file
 from .combine import ScoreCombiner
 
 
@@ -77,8 +78,7 @@ def plot_combination(
 def _save(figure, path: str | os.PathLike) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.stem}.tmp.png")
-    figure.savefig(temp, dpi=110)
-    os.replace(temp, path)
+    with atomic_file(path) as stream:
+        figure.savefig(stream, dpi=110, format="png")
     _pyplot().close(figure)
     return path

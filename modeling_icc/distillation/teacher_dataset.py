@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from ..teachers.captions import count_words
+from ..utils.atomic_files import atomic_file
 from ..utils.errors import UserInputError
 
 #: Teacher results per caption, before standardization (what users with their own teachers provide).
@@ -107,9 +108,8 @@ def write_dataset(table: pa.Table, directory: str | os.PathLike, rows_per_shard:
     paths = []
     for k in range(n_shards):
         path = data_dir / f"train-{k:05d}-of-{n_shards:05d}.parquet"
-        temp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(table.slice(k * rows_per_shard, rows_per_shard), temp)
-        os.replace(temp, path)
+        with atomic_file(path) as stream:
+            pq.write_table(table.slice(k * rows_per_shard, rows_per_shard), stream)
         paths.append(path)
     for stale in set(data_dir.glob("train-*.parquet")) - set(paths):
         stale.unlink()
