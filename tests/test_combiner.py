@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from modeling_icc.distillation import ScoreCombiner
+from modeling_icc.training.distillation import ScoreCombiner
 
 
 def _synthetic(n=20000, a=4.0, b=2.0, c=-3.0, seed=0):

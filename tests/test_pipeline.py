@@ -12,8 +12,14 @@ from transformers import AutoModel
 
 from modeling_icc import ICCForConcreteness, load_scorer
 from modeling_icc.cli.main import main
-from modeling_icc.distillation import DATASET_SCHEMA, LengthStandardizer, PipelineConfig, ScoreCombiner, run_pipeline
-from modeling_icc.distillation.teacher_dataset import dataset_files
+from modeling_icc.training.distillation import (
+    DATASET_SCHEMA,
+    LengthStandardizer,
+    PipelineConfig,
+    ScoreCombiner,
+    run_pipeline,
+)
+from modeling_icc.training.distillation.teacher_dataset import dataset_files
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import dev_split
 

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from transformers import HfArgumentParser
 
-from modeling_icc.distillation import PipelineConfig, run_pipeline
-from modeling_icc.distillation.report import format_summary
 from modeling_icc.testing.teachers import use_one_cpu_thread
+from modeling_icc.training.distillation import PipelineConfig, run_pipeline
+from modeling_icc.training.distillation.report import format_summary
 from modeling_icc.utils.errors import UserInputError
 
 TINY_CONFIG = Path(__file__).resolve().parent / "configs" / "tiny.yaml"

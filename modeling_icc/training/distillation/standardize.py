@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..utils.provenance import write_json
+from ...utils.provenance import write_json
 
 #: Similarities are clipped to [EPSILON, 1 - EPSILON] before the logit (an exact 0 or 1 is common).
 EPSILON = 1e-4

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..utils.provenance import write_json
+from ...utils.provenance import write_json
 
 
 @dataclass

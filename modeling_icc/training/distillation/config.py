@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from ..models.vba.configuration_vba import VBAConfig
-from ..teachers.sba import SBAComponents
-from ..teachers.sba_training import ProjectorTrainingArguments
-from ..utils.errors import UserInputError
+from ...models.vba.configuration_vba import VBAConfig
+from ...teachers.sba import SBAComponents
+from ...utils.errors import UserInputError
+from ..sba_projector import ProjectorTrainingArguments
 from .distill import DistillConfig, StudentTrainingArguments
 
 
@@ -128,8 +128,8 @@ TINY_COMPONENTS = "tiny_components"
 def with_tiny_components(config: PipelineConfig) -> PipelineConfig:
     """``config`` pointed at tiny random components saved under ``output_dir/tiny_components``
     (built once; a resumed run reuses them), on CPU in fp32."""
-    from ..testing import save_tiny_student
-    from ..testing.teachers import TINY_IMAGE_SIZE, save_tiny_sba_components, save_tiny_vba_components
+    from ...testing import save_tiny_student
+    from ...testing.teachers import TINY_IMAGE_SIZE, save_tiny_sba_components, save_tiny_vba_components
 
     root = Path(config.output_dir) / TINY_COMPONENTS
     sba_paths = {"text_model": root / "sba" / "clip_text", "lm": root / "sba" / "llama"}

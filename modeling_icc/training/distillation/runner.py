@@ -19,14 +19,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..curation.io.tables import infer_format, read_table
-from ..teachers import CaptionSet, load_captions, read_shards, score_to_shards, train_sba
-from ..teachers.sba import SBAPipeline
-from ..teachers.vba import VBAPipeline
-from ..utils.errors import UserInputError
-from ..utils.provenance import package_versions, write_json
-from ..utils.shipped_data import dev_split
-from ..version import DISTRIBUTION
+from ...curation.io.tables import infer_format, read_table
+from ...teachers import CaptionSet, load_captions, read_shards, score_to_shards
+from ...teachers.sba import SBAPipeline
+from ...teachers.vba import VBAPipeline
+from ...utils.errors import UserInputError
+from ...utils.provenance import package_versions, write_json
+from ...utils.shipped_data import dev_split
+from ...version import DISTRIBUTION
+from ..sba_projector import train_sba
 from .combine import ScoreCombiner
 from .config import PipelineConfig, with_tiny_components
 from .dataset_card import write_teacher_dataset_card
