@@ -16,10 +16,10 @@ from modeling_icc.testing.teachers import (
     build_blip2,
     build_text_to_image,
     built_on,
+    opt_blip2_config,
     special_token_ids,
     tiny_clip_tokenizer,
     tiny_llama_tokenizer,
-    tiny_opt_tokenizer,
 )
 
 #: Llama-2-7B: 32 layers, 4096 wide, 32 heads, MLP 11008, vocabulary 32000.
@@ -86,7 +86,6 @@ def paper_text_to_image(device: str | torch.device, dtype: torch.dtype):
 
 def blip2_opt27b_config() -> Blip2Config:
     """BLIP-2 OPT-2.7B: EVA ViT-g/14 (1408 wide, 39 layers), Q-Former (32 queries), OPT-2.7B."""
-    tokenizer = tiny_opt_tokenizer()
     vision = dict(
         hidden_size=1408,
         intermediate_size=6144,
@@ -104,8 +103,7 @@ def blip2_opt27b_config() -> Blip2Config:
         encoder_hidden_size=1408,
         cross_attention_frequency=2,
     )
-    text = dict(
-        model_type="opt",
+    opt = dict(
         vocab_size=50272,
         hidden_size=2560,
         ffn_dim=10240,
@@ -113,16 +111,8 @@ def blip2_opt27b_config() -> Blip2Config:
         num_attention_heads=32,
         word_embed_proj_dim=2560,
         max_position_embeddings=2048,
-        **special_token_ids(tokenizer),
     )
-    image_token = len(tokenizer)  # the processor appends <image> right after the vocabulary
-    return Blip2Config(
-        vision_config=vision,
-        qformer_config=qformer,
-        text_config=text,
-        num_query_tokens=32,
-        image_token_index=image_token,
-    )
+    return opt_blip2_config(vision, qformer, opt, num_query_tokens=32)
 
 
 def paper_blip2(device: str | torch.device, dtype: torch.dtype):

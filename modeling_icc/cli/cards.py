@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from ..distillation.dataset_card import teacher_dataset_card
 from ..hub.cards import benchmark_overlap, model_card
 from ..hub.folders import (
     BENCHMARK_DATASET_NAME,
@@ -23,6 +22,7 @@ from ..hub.folders import (
 )
 from ..hub.results_schema import SPEED_BENCHMARKS_DIR, read_bench_results, read_provenance
 from ..hub.upload import check_repo_id, parquet_inputs
+from ..training.distillation.dataset_card import teacher_dataset_card
 from ..utils.errors import UserInputError
 
 #: What ``--all`` reads by default: the committed quality results (``icc bench``) and speed results.

@@ -29,7 +29,7 @@ Speed results: the ``NAME.json`` the speed benchmarks write (``benchmarks/speed/
      "results": {"captions_per_cpu_second": 26768.4, ...}    # flat rates (lite), or
      "results": {"load_scorer_bfloat16": {"captions_per_s": 1007.6, ...}, ...}}   # one per variant
 
-Provenance: ``icc_provenance.json``, which ``modeling_icc.distillation.distill`` writes next to
+Provenance: ``icc_provenance.json``, which ``modeling_icc.training.distillation.distill`` writes next to
 every distilled student::
 
     {"backbone": "distilroberta-base",                       # required
@@ -249,7 +249,7 @@ def speed_command(data: dict) -> str:
 
 def read_provenance(path: str | os.PathLike) -> Provenance:
     """A student's provenance: the JSON file, or the student folder that holds ``icc_provenance.json``."""
-    from ..distillation.distill import PROVENANCE_FILE
+    from ..training.distillation.distill import PROVENANCE_FILE
 
     path = Path(path)
     data = _read_json(path / PROVENANCE_FILE if path.is_dir() else path, "provenance")

@@ -6,7 +6,7 @@ it is. A longer one is cut into windows of ``max_length - 2`` word pieces, each 
 every ``stride`` pieces, and the last ends at the caption's end. The caption's logit is the mean of
 the window logits (:func:`window_weights`); every piece is read in at least one window.
 
-Used by the scorer (``scoring/mini.py``) and by mini's fit (``models/mini/fit.py``), which averages
+Used by the scorer (``scoring/mini.py``) and by mini's fit (``training/fit_mini.py``), which averages
 window features with the same weights: the heads are linear, so that is the same thing.
 """
 

@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..teachers.captions import count_words
-from ..utils.atomic_files import atomic_file
-from ..utils.errors import UserInputError
+from ...teachers.captions import count_words
+from ...utils.atomic_files import atomic_file
+from ...utils.errors import UserInputError
 
 #: Teacher results per caption, before standardization (what users with their own teachers provide).
 TEACHER_COLUMNS = pa.schema(

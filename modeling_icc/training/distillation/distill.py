@@ -19,11 +19,11 @@ import numpy as np
 import torch
 from transformers import TrainingArguments
 
-from ..models.icc.modeling_icc import ICCForConcreteness
-from ..utils.checkpoints import load_complete
-from ..utils.provenance import package_versions, write_json
-from ..utils.training import PaperTrainingArguments
-from ..version import DISTRIBUTION
+from ...models.icc.modeling_icc import ICCForConcreteness
+from ...utils.checkpoints import load_complete
+from ...utils.provenance import package_versions, write_json
+from ...version import DISTRIBUTION
+from ..arguments import PaperTrainingArguments
 from .combine import ScoreCombiner
 
 PROVENANCE_FILE = "icc_provenance.json"
@@ -194,7 +194,7 @@ def load_backbone(backbone: str | os.PathLike) -> ICCForConcreteness:
 
 def predict(model_dir: str | os.PathLike, texts: list[str]) -> np.ndarray:
     """Raw (unclipped) student outputs for ``texts``."""
-    from ..scoring.load import load_scorer
+    from ...scoring.load import load_scorer
 
     return load_scorer(model_dir, dtype="float32", progress=False).score(texts, raw=True).astype(np.float64)
 

@@ -21,11 +21,11 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from ..utils.atomic_files import write_text
-from ..utils.citation import CITATION, PAPER_URL
-from ..utils.errors import UserInputError
-from ..utils.provenance import package_versions
-from ..version import DISTRIBUTION
+from ...utils.atomic_files import write_text
+from ...utils.citation import CITATION, PAPER_URL
+from ...utils.errors import UserInputError
+from ...utils.provenance import package_versions
+from ...version import DISTRIBUTION
 from .teacher_dataset import DATA_DIR, dataset_files
 
 CARD_FILE = "README.md"

@@ -19,16 +19,17 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..curation.io.tables import infer_format, read_table
-from ..teachers import CaptionSet, load_captions, read_shards, score_to_shards, train_sba
-from ..teachers.sba import SBAPipeline
-from ..teachers.vba import VBAPipeline
-from ..utils.errors import UserInputError
-from ..utils.provenance import package_versions, write_json
-from ..utils.shipped_data import dev_split
-from ..version import DISTRIBUTION
+from ...curation.io.tables import infer_format, read_table
+from ...teachers import CaptionSet, load_captions, read_shards, score_to_shards
+from ...teachers.sba import SBAPipeline
+from ...teachers.vba import VBAPipeline
+from ...utils.errors import UserInputError
+from ...utils.provenance import package_versions, write_json
+from ...utils.shipped_data import dev_split
+from ...version import DISTRIBUTION
+from ..sba_projector import train_sba
 from .combine import ScoreCombiner
-from .config import PipelineConfig, with_tiny_components
+from .config import TINY_COMPONENTS, PipelineConfig
 from .dataset_card import write_teacher_dataset_card
 from .distill import distill_student, distill_two_stage
 from .evaluation import evaluate_on_dev
@@ -49,7 +50,12 @@ class PipelineRun:
     """Runs the steps of one :class:`PipelineConfig`; ``run()`` returns the summary it writes."""
 
     def __init__(self, config: PipelineConfig, progress: bool | None = None) -> None:
-        self.config = with_tiny_components(config) if config.tiny else config
+        if config.tiny and not Path(config.distill.backbone).is_relative_to(Path(config.output_dir) / TINY_COMPONENTS):
+            raise UserInputError(
+                "tiny: true runs on tiny random components: point the config at them with "
+                "modeling_icc.testing.with_tiny_components(config) (training_scripts/run_pipeline.py does)"
+            )
+        self.config = config
         self.out = Path(self.config.output_dir)
         self.progress = progress
         self.summary: dict[str, dict] = {}

@@ -6,14 +6,11 @@ concreteness annotation on the two scores, fitted on annotated captions.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from ..utils.provenance import write_json
+from .saved_json import SavedAsJSON
 
 
 @dataclass
@@ -34,7 +31,7 @@ class CombinerFit:
     in_sample_kendall_vs_annotation: float
 
 
-class ScoreCombiner:
+class ScoreCombiner(SavedAsJSON):
     """Logistic combination of standardized VBA and SBA scores, fitted on human labels.
 
     Labels are ``annotation >= threshold``; the default threshold is the median of
@@ -43,6 +40,8 @@ class ScoreCombiner:
     scikit-learn's inverse regularization strength; the default (infinity) is an
     unregularized fit, as in the paper.
     """
+
+    FORMAT = "icc-score-combiner/1"
 
     def __init__(self, threshold: float | None = None, cv_folds: int = 5, C: float = np.inf, seed: int = 0) -> None:
         self.threshold = threshold
@@ -120,7 +119,7 @@ class ScoreCombiner:
         if self.intercept is None:
             raise ValueError("ScoreCombiner is not fitted")
         return {
-            "format": "icc-score-combiner/1",
+            "format": self.FORMAT,
             "formula": "sigmoid(vba_weight * vba + sba_weight * sba + intercept)",
             "vba_weight": self.vba_weight,
             "sba_weight": self.sba_weight,
@@ -132,20 +131,12 @@ class ScoreCombiner:
 
     @classmethod
     def from_dict(cls, data: dict) -> ScoreCombiner:
-        if data.get("format") != "icc-score-combiner/1":
-            raise ValueError(f"not a saved ScoreCombiner (format={data.get('format')!r})")
+        cls.check_format(data)
         combiner = cls(threshold=data["threshold"], C=np.inf if data.get("C") is None else data["C"])
         combiner.vba_weight, combiner.sba_weight = data["vba_weight"], data["sba_weight"]
         combiner.intercept = data["intercept"]
         combiner.fit_report = CombinerFit(**data["fit"]) if data.get("fit") else None
         return combiner
-
-    def save(self, path: str | os.PathLike) -> Path:
-        return write_json(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> ScoreCombiner:
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 def _safe(correlation, x: np.ndarray, y: np.ndarray) -> float:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import torch
 from transformers import HfArgumentParser, TrainingArguments
 
-from .errors import UserInputError
+from ..utils.errors import UserInputError
 
 #: Options of the training scripts before they took ``TrainingArguments`` -> today's spelling.
 RENAMED_OPTIONS = {

@@ -3,7 +3,7 @@
 ``logit = bias + sum_f weight_f * (x_f - mean_f) / scale_f`` and ``score = sigmoid(logit)``.
 The weights come from a ridge regression on the 0-3 human labels, rescaled by a
 logistic calibration so that a score of 0.5 separates the abstract (0-1) and
-concrete (2-3) halves of the annotation (see :mod:`modeling_icc.models.lite.fit`).
+concrete (2-3) halves of the annotation (see :mod:`modeling_icc.training.fit_lite`).
 """
 
 from __future__ import annotations

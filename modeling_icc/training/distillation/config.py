@@ -1,5 +1,4 @@
-"""Settings of the whole ICC pipeline, read from YAML or JSON (see training_scripts/configs/), and the tiny
-offline components that `--tiny` points them at."""
+"""Settings of the whole ICC pipeline, read from YAML or JSON (see training_scripts/configs/)."""
 
 from __future__ import annotations
 
@@ -10,10 +9,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-from ..models.vba.configuration_vba import VBAConfig
-from ..teachers.sba import SBAComponents
-from ..teachers.sba_training import ProjectorTrainingArguments
-from ..utils.errors import UserInputError
+from ...models.vba.configuration_vba import VBAConfig
+from ...teachers.sba import SBAComponents
+from ...utils.errors import UserInputError
+from ..sba_projector import ProjectorTrainingArguments
 from .distill import DistillConfig, StudentTrainingArguments
 
 
@@ -89,7 +88,7 @@ class PipelineConfig:
     seed: int = 0
     device: str | None = None
     dtype: str | None = None
-    tiny: bool = False  # tiny random teachers and student from modeling_icc.testing (offline, CPU)
+    tiny: bool = False  # tiny random teachers and student (modeling_icc.testing.with_tiny_components builds them)
     captions: CaptionSource = field(default_factory=CaptionSource)
     teacher_scores: str | None = None  # your own scores (caption, sba_similarity, vba_similarity): skips the teachers
     annotations: AnnotationSource = field(default_factory=AnnotationSource)
@@ -122,38 +121,8 @@ class PipelineConfig:
         return dataclasses.asdict(self)
 
 
+#: Where a tiny run keeps its random components, under ``output_dir`` (``testing.with_tiny_components``).
 TINY_COMPONENTS = "tiny_components"
-
-
-def with_tiny_components(config: PipelineConfig) -> PipelineConfig:
-    """``config`` pointed at tiny random components saved under ``output_dir/tiny_components``
-    (built once; a resumed run reuses them), on CPU in fp32."""
-    from ..testing import save_tiny_student
-    from ..testing.teachers import TINY_IMAGE_SIZE, save_tiny_sba_components, save_tiny_vba_components
-
-    root = Path(config.output_dir) / TINY_COMPONENTS
-    sba_paths = {"text_model": root / "sba" / "clip_text", "lm": root / "sba" / "llama"}
-    vba_paths = {
-        "text_to_image": root / "vba" / "text_to_image",
-        "captioner": root / "vba" / "blip2",
-        "bertscore_model": root / "vba" / "bertscore",
-    }
-    student = root / "student_backbone"
-    if not all(p.is_dir() for p in (*sba_paths.values(), *vba_paths.values(), student)):
-        sba_paths = save_tiny_sba_components(root / "sba", seed=config.seed)
-        vba_paths = save_tiny_vba_components(root / "vba", seed=config.seed)
-        save_tiny_student(student, seed=config.seed)
-    sba = dataclasses.replace(config.sba, text_model=str(sba_paths["text_model"]), lm=str(sba_paths["lm"]))
-    vba = dataclasses.replace(
-        config.vba,
-        text_to_image=str(vba_paths["text_to_image"]),
-        captioner=str(vba_paths["captioner"]),
-        bertscore_model=str(vba_paths["bertscore_model"]),
-        bertscore_num_layers=2,
-        size=TINY_IMAGE_SIZE,
-    )
-    distill = dataclasses.replace(config.distill, backbone=str(student))
-    return dataclasses.replace(config, sba=sba, vba=vba, distill=distill, device="cpu", dtype="float32")
 
 
 def from_dict(cls: type, data: dict, where: str) -> Any:

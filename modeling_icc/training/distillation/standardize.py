@@ -8,14 +8,11 @@ same logit-normal LN(``target_mean``, ``target_sd``) — LN(0.5, 1) as in the pa
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from ..utils.provenance import write_json
+from .saved_json import SavedAsJSON
 
 #: Similarities are clipped to [EPSILON, 1 - EPSILON] before the logit (an exact 0 or 1 is common).
 EPSILON = 1e-4
@@ -35,7 +32,7 @@ class Bucket:
     logit_sd: float
 
 
-class LengthStandardizer:
+class LengthStandardizer(SavedAsJSON):
     """Fit per-length logit statistics; map similarities to length-free scores in (0, 1).
 
     Buckets: lengths are visited from shortest to longest and merged until a bucket
@@ -45,6 +42,8 @@ class LengthStandardizer:
     unseen length uses the bucket of the nearest seen length (the shorter on a tie).
     Order is preserved within a bucket (the map is increasing).
     """
+
+    FORMAT = "icc-length-standardizer/1"
 
     def __init__(
         self,
@@ -139,7 +138,7 @@ class LengthStandardizer:
 
     def to_dict(self) -> dict:
         return {
-            "format": "icc-length-standardizer/1",
+            "format": self.FORMAT,
             "epsilon": self.epsilon,
             "min_bucket_size": self.min_bucket_size,
             "target_mean": self.target_mean,
@@ -149,18 +148,10 @@ class LengthStandardizer:
 
     @classmethod
     def from_dict(cls, data: dict) -> LengthStandardizer:
-        if data.get("format") != "icc-length-standardizer/1":
-            raise ValueError(f"not a saved LengthStandardizer (format={data.get('format')!r})")
+        cls.check_format(data)
         standardizer = cls(data["epsilon"], data["min_bucket_size"], data["target_mean"], data["target_sd"])
         standardizer.buckets = [Bucket(**bucket) for bucket in data["buckets"]]
         return standardizer
-
-    def save(self, path: str | os.PathLike) -> Path:
-        return write_json(path, self.to_dict())
-
-    @classmethod
-    def load(cls, path: str | os.PathLike) -> LengthStandardizer:
-        return cls.from_dict(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 def _sigmoid(x: np.ndarray) -> np.ndarray:

@@ -18,9 +18,9 @@ import gzip
 import json
 from pathlib import Path
 
-from ...utils.norms import CONCRETENESS_CSV
-from ...utils.words import normalize_entry
-from .lexicon import LEXICON_FILE, NORM_COLUMNS, SOURCES_FILE
+from ..models.lite.lexicon import LEXICON_FILE, NORM_COLUMNS, SOURCES_FILE
+from ..utils.norms import CONCRETENESS_CSV
+from ..utils.words import normalize_entry
 
 SOURCES = {
     "brysbaert": {

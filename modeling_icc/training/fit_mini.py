@@ -30,21 +30,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ...utils.caption_noise import NOISE_TYPES, TRAINING_NOISE, add_noise
-from ...utils.function_words import FUNCTION_WORDS
-from ...utils.norms import norm_entries, norm_partition, norms_csv_path
-from ...utils.shipped_data import (
-    CC3M_CAPTIONS_FILE,
-    DEV_SPLIT_FILE,
-    FROZEN_PARTITION_FILE,
-    cc3m_captions,
-    data_path,
-    dev_split,
-)
-from ...utils.windows import split_windows, window_weights
-from ...utils.words import WORD_PATTERN, normalize_entry
-from .configuration_mini import MiniICCConfig
-from .modeling_mini import (
+from ..models.mini.configuration_mini import MiniICCConfig
+from ..models.mini.modeling_mini import (
     BASE_WEIGHTS_FILE,
     RATING_HALF_RANGE,
     RATING_MID,
@@ -53,6 +40,19 @@ from .modeling_mini import (
     prepare_text,
     sha256_prefix,
 )
+from ..utils.caption_noise import NOISE_TYPES, TRAINING_NOISE, add_noise
+from ..utils.function_words import FUNCTION_WORDS
+from ..utils.norms import norm_entries, norm_partition, norms_csv_path
+from ..utils.shipped_data import (
+    CC3M_CAPTIONS_FILE,
+    DEV_SPLIT_FILE,
+    FROZEN_PARTITION_FILE,
+    cc3m_captions,
+    data_path,
+    dev_split,
+)
+from ..utils.windows import split_windows, window_weights
+from ..utils.words import WORD_PATTERN, normalize_entry
 
 #: Longest rated span (in words) looked up inside captions, longest first.
 MAX_SPAN = 4
@@ -559,7 +559,7 @@ def fit_heads(
 
 def write_heads(out: str | Path, settings: FitSettings | None = None, log: Callable[[str], None] = print) -> dict:
     """Fit the heads and write ``out`` (safetensors) and ``out`` with suffix ``.report.json``; returns the report."""
-    from ...utils.provenance import write_json
+    from ..utils.provenance import write_json
 
     start = time.perf_counter()
     model, report = fit_heads(settings, log=log)

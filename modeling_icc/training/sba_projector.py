@@ -10,8 +10,8 @@ from transformers import PreTrainedTokenizerBase, Trainer, TrainingArguments
 from transformers.trainer_utils import get_last_checkpoint
 
 from ..models.sba.modeling_sba import IGNORE_INDEX
-from ..utils.training import PaperTrainingArguments
-from .sba import SBAPipeline
+from ..teachers.sba import SBAPipeline
+from .arguments import PaperTrainingArguments
 
 #: Caption tokens kept per training example (after the newline terminator is appended).
 MAX_CAPTION_TOKENS = 96

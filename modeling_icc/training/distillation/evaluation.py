@@ -6,7 +6,7 @@ import os
 
 import numpy as np
 
-from ..utils.shipped_data import dev_split
+from ...utils.shipped_data import dev_split
 from .distill import correlations, predict
 
 

@@ -14,9 +14,9 @@ from scipy.stats import kendalltau, pearsonr, spearmanr
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import StratifiedKFold
 
-from .features import FEATURE_NAMES, analyze
-from .lexicon import Lexicon, default_lexicon
-from .model import LiteModel
+from ..models.lite.features import FEATURE_NAMES, analyze
+from ..models.lite.lexicon import Lexicon, default_lexicon
+from ..models.lite.modeling_lite import LiteModel
 
 #: Ridge penalty on standardized features (chosen from 10, 30, 100, 300 by 10-fold CV; 100 is the
 #: strongest penalty within 0.002 of the best, preferred against over-fitting).

@@ -3,7 +3,7 @@ distillation, and the one-command pipeline. Each piece works on its own: users w
 own teacher scores can standardize -> combine -> distil without running the teachers.
 Names are imported on first use."""
 
-from ..utils.lazy_exports import lazy_getattr
+from ...utils.lazy_exports import lazy_getattr
 
 _EXPORTS = {
     "ScoreCombiner": "combine",
