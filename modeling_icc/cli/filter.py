@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..curation.columns import AGGREGATES
-from ..curation.filter_plan import ColumnRule
+from ..curation.filter_plan import CLIP_COLUMN, ColumnRule
 from ..curation.selection import KeepRule
 from ..utils.errors import UserInputError
 from .common import (
@@ -23,9 +23,6 @@ from .common import (
     run_sharded,
     run_single_file,
 )
-
-#: The other rule's column when --and-column is not given (a CLIPScore column's usual name).
-CLIP_COLUMN = "clip_score"
 
 EXAMPLES = """examples:
   icc filter --input captions.csv --output concrete.csv --threshold 0.5

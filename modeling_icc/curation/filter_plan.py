@@ -14,24 +14,39 @@ block):
   column's rule (:class:`ColumnRule`: a CLIPScore, VSR's ``is_related`` ...);
 - :meth:`FilterPlan.keep_nodes` keeps, within each row of a nested caption column (GBC
   node captions), the captions passing the rule, with the same positions of aligned columns.
+
+:class:`FilterOptions` is the one spec of what a user asks an engine to keep, with the defaults:
+the keywords of ``filter_by_icc`` (``datasets`` and Ray) and what ``icc filter``'s flags become
+(single files and shards). See docs/curation.md, "Adding an option".
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from ..utils.errors import UserInputError
-from .columns import AGGREGATES, aggregate, aggregate_column, to_float_array, to_pylist
+from .columns import (
+    AGGREGATES,
+    SCORE_COLUMN,
+    aggregate,
+    aggregate_column,
+    model_column,
+    stored_scores_usable,
+    to_float_array,
+    to_pylist,
+)
 from .cuts_in_passes import fit_cuts_in_passes
-from .io.formats import missing_column_message
+from .io.formats import TEXT_COLUMN, missing_column_message
 from .selection import Cut, KeepRule, fit_cuts, keep_mask
 
 #: Temporary column with unclipped scores, used to rank rows clipped to the same score.
 RAW_SCORE_COLUMN = "__icc_raw_score"
+#: The other rule's column unless told another: a CLIPScore column's usual name.
+CLIP_COLUMN = "clip_score"
 
 Level = Literal["row", "node"]
 #: Each ranking rule's cut for one piece: ``"icc"`` and ``"other"``.
@@ -63,8 +78,8 @@ class FilterPlan:
     """
 
     rule: KeepRule | None = None
-    column: str = "caption"
-    score_column: str = "icc_score"
+    column: str = TEXT_COLUMN
+    score_column: str = SCORE_COLUMN
     level: Level = "row"
     aggregate: str | None = None
     node_columns: tuple[str, ...] = ()
@@ -112,6 +127,28 @@ class FilterPlan:
                 )
             require_columns(column_names, [self.column, *self.node_columns], source)
         return replace(self, nested=nested, has_scores=has_scores)
+
+    def bind_to_dataset(
+        self,
+        column_names: Sequence[str] | None,
+        model_id: str | None,
+        stored_models: Callable[[str], set[Any]],
+        is_nested: Callable[[str], bool],
+    ) -> FilterPlan:
+        """This plan for a dataset (``datasets``, Ray) that may hold scores already, checked.
+
+        Its ``score_column`` is used when no model is named (``model_id`` is ``None``) or its
+        model column records that model (``stored_models(column)``: the ids found in ``column``);
+        ``is_nested(column)`` tells whether a column holds a list per row.
+        """
+        stored = stored_scores_usable(
+            column_names,
+            self.score_column,
+            self.column,
+            model_id,
+            lambda: stored_models(model_column(self.score_column)),
+        )
+        return self.bind(column_names, is_nested(self.score_column if stored else self.column), use_scores=stored)
 
     @property
     def row_rule(self) -> KeepRule | None:
@@ -249,6 +286,36 @@ class FilterPlan:
             return to_float_array(columns[self.other.column], self.other.column)
         raw = columns.get(RAW_SCORE_COLUMN) if self.row_rule.is_ranking else None
         return self.row_values(columns) if raw is None else to_float_array(raw)
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """What to keep, as every engine takes it: the one place its options and defaults are defined.
+
+    ``filter_by_icc`` of ``datasets`` and of Ray take these keywords with these defaults (a test holds
+    them to it) and turn them into a plan with :meth:`plan`; ``icc filter`` turns its flags into the same
+    plan for single files and shards (:func:`modeling_icc.cli.common.filter_plan`). Exactly one of
+    ``threshold``, ``top_fraction`` and ``top_k`` is given; ``clip`` is a rule on ``clip_column``.
+    """
+
+    threshold: float | None = None
+    top_fraction: float | None = None
+    top_k: int | None = None
+    column: str = TEXT_COLUMN
+    score_column: str = SCORE_COLUMN
+    level: Level = "row"
+    aggregate: str | None = None
+    node_columns: Sequence[str] = ()
+    clip: KeepRule | None = None
+    clip_column: str = CLIP_COLUMN
+
+    def plan(self, tie_break_column: str | None = None) -> FilterPlan:
+        """The plan of these options; ``tie_break_column``: unique row ids for engines without a row order (Ray)."""
+        rule = KeepRule(threshold=self.threshold, top_fraction=self.top_fraction, top_k=self.top_k)
+        other = None if self.clip is None else ColumnRule(self.clip_column, self.clip)
+        return FilterPlan(
+            rule, self.column, self.score_column, self.level, self.aggregate, self.node_columns, other, tie_break_column
+        )
 
 
 def float_rows(values: Any) -> list[np.ndarray | None]:
