@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..curation.columns import SCORE_QUANTILES
 from ..curation.filter_plan import ColumnRule, FilterPlan
 from ..curation.io import compression
 from ..curation.io.formats import (
@@ -294,7 +295,7 @@ def print_summary(result: FileJobResult, extra: list[str] | None = None) -> None
         lines.append(f"captions with line breaks, written as \\n in .txt output: {result.escaped_line_breaks}")
     if result.base64_columns:
         lines.append(f"binary columns written as base64 text: {', '.join(result.base64_columns)}")
-    lines.append(quantile_line(result.stats.quantiles([0.05, 0.25, 0.5, 0.75, 0.95])))
+    lines.append(quantile_line(result.stats.quantiles(list(SCORE_QUANTILES))))
     for line in lines:
         print(f"icc: {line}", file=sys.stderr)
 
@@ -306,7 +307,8 @@ def invalid_text_line(count: int, what: str) -> str:
 def quantile_line(quantiles: list[float] | None) -> str:
     if quantiles is None:
         return "no scored rows"
-    return "score quantiles p5/p25/p50/p75/p95: " + " / ".join(f"{q:.3f}" for q in quantiles)
+    names = "/".join(f"p{round(q * 100)}" for q in SCORE_QUANTILES)
+    return f"score quantiles {names}: " + " / ".join(f"{q:.3f}" for q in quantiles)
 
 
 def check_model_options(args: argparse.Namespace) -> None:

@@ -25,6 +25,8 @@ from ..utils.errors import UserInputError
 AGGREGATES = ("min", "mean", "max")
 #: The column every engine writes ICC scores to (and reads them from) unless told another.
 SCORE_COLUMN = "icc_score"
+#: The quantiles that summaries of scores report (``icc score``'s last line, measurements, distributions).
+SCORE_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
 def to_pylist(values: Any) -> list:
