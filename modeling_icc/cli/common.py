@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 import glob
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,6 +35,15 @@ from ..utils.errors import UserInputError
 if TYPE_CHECKING:
     from ..curation.engines.single_file import FileJob, FileJobResult
     from ..curation.io.readers import CaptionTable
+
+
+def keywords_for(target: Callable[..., object], args: argparse.Namespace) -> dict[str, object]:
+    """The parsed options named as ``target``'s parameters (a function's, or a dataclass's fields).
+
+    A flag whose ``dest`` is a parameter's name passes straight through, so a command states each
+    pairing once (its defaults are held to the target's by tests/test_cli_defaults.py).
+    """
+    return {name: getattr(args, name) for name in inspect.signature(target).parameters if hasattr(args, name)}
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
