@@ -60,6 +60,23 @@ def test_ray_filter_passes_its_scoring_options_to_ray_add_icc_scores():
     assert parameters["scoring"].kind is inspect.Parameter.VAR_KEYWORD
 
 
+@pytest.mark.parametrize("engine", FILTER_ENGINES.values(), ids=FILTER_ENGINES)
+def test_the_rule_options_also_go_by_position_and_a_wrong_keyword_is_a_type_error(engine, monkeypatch):
+    seen = []
+    monkeypatch.setattr(FilterOptions, "plan", lambda options, tie_break_column=None: seen.append(options) or 1 / 0)
+    for args, options in [
+        ((0.5,), {"threshold": 0.5}),
+        ((None, 0.3), {"top_fraction": 0.3}),
+        ((None, None, 4), {"top_k": 4}),
+    ]:
+        with pytest.raises(ZeroDivisionError):
+            engine(datasets.Dataset.from_dict({"caption": ["a dog"]}), *args)
+        assert seen.pop() == FilterOptions(**options)
+    if engine is hf_engine.filter_by_icc:  # Ray passes other keywords on to add_icc_scores (**scoring)
+        with pytest.raises(TypeError, match="threshhold"):
+            engine(datasets.Dataset.from_dict({"caption": ["a dog"]}), threshhold=0.5)
+
+
 class _Planned(Exception):
     """Stops an engine once it has turned its keywords into options."""
 

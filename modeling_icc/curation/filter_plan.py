@@ -22,9 +22,11 @@ the keywords of ``filter_by_icc`` (``datasets`` and Ray) and what ``icc filter``
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import dataclass, fields, replace
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 
@@ -292,10 +294,11 @@ class FilterPlan:
 class FilterOptions:
     """What to keep, as every engine takes it: the one place its options and defaults are defined.
 
-    ``filter_by_icc`` of ``datasets`` and of Ray take these keywords with these defaults (a test holds
-    them to it) and turn them into a plan with :meth:`plan`; ``icc filter`` turns its flags into the same
-    plan for single files and shards (:func:`modeling_icc.cli.common.filter_plan`). Exactly one of
-    ``threshold``, ``top_fraction`` and ``top_k`` is given; ``clip`` is a rule on ``clip_column``.
+    ``filter_by_icc`` of ``datasets`` and of Ray take these as their keywords (:func:`takes_filter_options`)
+    and turn them into a plan with :meth:`plan`; ``icc filter`` turns its flags into the same plan for
+    single files and shards (:func:`modeling_icc.cli.common.filter_plan`). Exactly one of ``threshold``,
+    ``top_fraction`` and ``top_k`` is given; ``clip`` is a rule on ``clip_column``; ``level``,
+    ``aggregate`` and ``node_columns`` are those of :class:`FilterPlan`.
     """
 
     threshold: float | None = None
@@ -316,6 +319,44 @@ class FilterOptions:
         return FilterPlan(
             rule, self.column, self.score_column, self.level, self.aggregate, self.node_columns, other, tie_break_column
         )
+
+
+#: The options a caller may also give by position, after the dataset (as ``filter_by_icc(dataset, 0.5)``).
+RULE_OPTIONS = ("threshold", "top_fraction", "top_k")
+Result = TypeVar("Result")
+
+
+def takes_filter_options(engine: Callable[..., Result]) -> Callable[..., Result]:
+    """``engine(dataset, options, *, ...)`` called with the :class:`FilterOptions` as its keywords.
+
+    The caller passes :data:`RULE_OPTIONS` by position or keyword and the other options by keyword,
+    with the spec's defaults; ``engine`` gets them as one :class:`FilterOptions`. The signature
+    (``help``, ``inspect``) lists them, so an option added to the spec reaches every engine at once.
+    """
+    dataset, _, *own = inspect.signature(engine).parameters.values()
+    spec = [
+        inspect.Parameter(
+            option.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD if option.name in RULE_OPTIONS else inspect.Parameter.KEYWORD_ONLY,
+            default=option.default,
+            annotation=option.type,
+        )
+        for option in fields(FilterOptions)
+    ]
+    signature = inspect.signature(engine).replace(parameters=[dataset, *spec, *own])
+
+    names = {option.name for option in spec}
+    more = [parameter.name for parameter in own if parameter.kind is inspect.Parameter.VAR_KEYWORD]
+
+    @functools.wraps(engine)
+    def call(*args: Any, **kwargs: Any) -> Result:
+        given = signature.bind(*args, **kwargs).arguments  # a TypeError for a wrong keyword, as a plain call
+        options = FilterOptions(**{name: given.pop(name) for name in names & given.keys()})
+        extra = given.pop(more[0], {}) if more else {}
+        return engine(given.pop(dataset.name), options, **given, **extra)
+
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    return call
 
 
 def float_rows(values: Any) -> list[np.ndarray | None]:

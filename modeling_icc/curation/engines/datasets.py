@@ -33,9 +33,8 @@ from tqdm.auto import tqdm
 from ...scoring.load import ModelSpec, named_model_id
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_float_array, to_pylist
-from ..filter_plan import CLIP_COLUMN, RAW_SCORE_COLUMN, FilterOptions, FilterPlan, Level, require_columns
+from ..filter_plan import RAW_SCORE_COLUMN, FilterOptions, FilterPlan, require_columns, takes_filter_options
 from ..io.formats import TEXT_COLUMN
-from ..selection import KeepRule
 from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
 
 #: Rows of a stream whose recorded model is checked before its stored scores are used.
@@ -155,32 +154,25 @@ def add_icc_scores(
 
 
 @_bars_on_a_terminal_only
+@takes_filter_options
 def filter_by_icc(
     dataset: AnyDataset,
-    threshold: float | None = None,
-    top_fraction: float | None = None,
-    top_k: int | None = None,
+    options: FilterOptions,
     *,
-    column: str = TEXT_COLUMN,
-    score_column: str = SCORE_COLUMN,
     model: ModelSpec = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     model_batch_size: int | None = None,
     num_proc: int | None = None,
-    level: Level = "row",
-    aggregate: str | None = None,
-    node_columns: Sequence[str] = (),
-    clip: KeepRule | None = None,
-    clip_column: str = CLIP_COLUMN,
 ) -> AnyDataset:
     """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
 
-    Scores come from ``score_column`` when the dataset has it and either no ``model`` is named
-    or its model column (``icc_model``) records that model; else they are computed first (see
-    :func:`add_icc_scores`) and kept in the result. NaN
-    scores are never kept; top-k ties are broken by row order.
+    The filter options and their defaults are those of
+    :class:`~modeling_icc.curation.filter_plan.FilterOptions`. Scores come from ``score_column``
+    when the dataset has it and either no ``model`` is named or its model column (``icc_model``)
+    records that model; else they are computed first (see :func:`add_icc_scores`) and kept in the
+    result. NaN scores are never kept; top-k ties are broken by row order.
 
     Nested columns (a list of captions per row): ``level="row"`` keeps rows by
     the per-row ``aggregate`` (``"min"``: every node concrete, ``"mean"``, ``"max"``);
@@ -192,9 +184,6 @@ def filter_by_icc(
     pass both. Each rule ranks the whole input, so ``top_fraction`` on both is an
     intersection of the two top sets, as in DataComp's combined baselines.
     """
-    options = FilterOptions(
-        threshold, top_fraction, top_k, column, score_column, level, aggregate, node_columns, clip, clip_column
-    )
     plan = options.plan()
     _check_dataset(dataset)
     scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size), num_proc)
@@ -211,7 +200,7 @@ def filter_by_icc(
         raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
     if plan.needs_all_rows:
         return restore_format(_filter_stream_two_passes(dataset, plan, scoring))
-    scored = dataset if plan.has_scores else scoring.add(dataset, column, score_column, AGGREGATES, None)
+    scored = dataset if plan.has_scores else scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, None)
     if plan.level == "node":
         scored = scored.map(plan.keep_nodes, batched=True, batch_size=batch_size)
     if plan.rules():

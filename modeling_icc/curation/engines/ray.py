@@ -36,9 +36,8 @@ import torch
 
 from ...scoring.load import ModelSpec, named_model_id
 from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, model_column
-from ..filter_plan import CLIP_COLUMN, RAW_SCORE_COLUMN, Cuts, FilterOptions, FilterPlan, Level, require_columns
+from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterOptions, FilterPlan, require_columns, takes_filter_options
 from ..io.formats import TEXT_COLUMN
-from ..selection import KeepRule
 from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
 
 
@@ -134,37 +133,27 @@ def add_icc_scores(
     )
 
 
+@takes_filter_options
 def filter_by_icc(
     dataset: ray.data.Dataset,
-    threshold: float | None = None,
-    top_fraction: float | None = None,
-    top_k: int | None = None,
+    options: FilterOptions,
     *,
-    column: str = TEXT_COLUMN,
-    score_column: str = SCORE_COLUMN,
     model: ModelSpec = None,
-    level: Level = "row",
-    aggregate: str | None = None,
-    node_columns: Sequence[str] = (),
-    clip: KeepRule | None = None,
-    clip_column: str = CLIP_COLUMN,
     tie_break_column: str | None = None,
     **scoring: Any,
 ) -> ray.data.Dataset:
     """Keep rows by one ICC rule (and optionally a ``clip`` rule on ``clip_column``).
 
-    Uses ``score_column`` when present and no ``model`` is named or its ``icc_model`` column records
-    that model, else scores first with :func:`add_icc_scores`
-    (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
+    The filter options and their defaults are those of
+    :class:`~modeling_icc.curation.filter_plan.FilterOptions`. Uses ``score_column`` when present
+    and no ``model`` is named or its ``icc_model`` column records that model, else scores first
+    with :func:`add_icc_scores` (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
     columns take ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows, or
     ``level="node"`` (with aligned ``node_columns``) to keep node captions within rows,
     as :func:`modeling_icc.filter_by_icc` does. Ranking rules keep every row tied at the
     cut unless ``tie_break_column`` names unique row ids; then exactly k rows pass, ties
     going to the smallest ids.
     """
-    options = FilterOptions(
-        threshold, top_fraction, top_k, column, score_column, level, aggregate, node_columns, clip, clip_column
-    )
     plan = options.plan(tie_break_column).bind_to_dataset(
         dataset.schema().names,
         named_model_id(model),
@@ -174,7 +163,7 @@ def filter_by_icc(
     scored = dataset
     if not plan.has_scores:
         scored = add_icc_scores(
-            dataset, column, model, output_column=score_column, raw_column=plan.raw_column, **scoring
+            dataset, plan.column, model, output_column=plan.score_column, raw_column=plan.raw_column, **scoring
         )
     cuts = None
     if plan.needs_all_rows:
