@@ -8,7 +8,7 @@ import inspect
 from modeling_icc.cli.common import filter_plan, keywords_for
 from modeling_icc.cli.filter import other_rule
 from modeling_icc.cli.main import build_parser
-from modeling_icc.curation.filter_plan import FilterOptions
+from modeling_icc.curation.filter_options import FilterOptions
 from modeling_icc.curation.selection import KeepRule
 from modeling_icc.evaluation import Bootstrap, load_benchmarks, run_suite
 from modeling_icc.evaluation.baselines.registry import ModelOptions

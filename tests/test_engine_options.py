@@ -11,7 +11,8 @@ import pytest
 from modeling_icc.cli.main import build_parser, main
 from modeling_icc.curation.engines import datasets as hf_engine
 from modeling_icc.curation.engines.scoring import ScoringOptions
-from modeling_icc.curation.filter_plan import FilterOptions, FilterPlan
+from modeling_icc.curation.filter_options import FilterOptions
+from modeling_icc.curation.filter_plan import FilterPlan
 from modeling_icc.curation.selection import KeepRule
 
 ray_engine = pytest.importorskip("modeling_icc.curation.engines.ray", reason="the [ray] extra is not installed")

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from ..curation.columns import AGGREGATES
-from ..curation.filter_plan import CLIP_COLUMN, ColumnRule
+from ..curation.filter_options import CLIP_COLUMN
+from ..curation.filter_plan import ColumnRule
 from ..curation.selection import KeepRule
 from ..utils.errors import UserInputError
 from .common import (

@@ -15,18 +15,14 @@ block):
 - :meth:`FilterPlan.keep_nodes` keeps, within each row of a nested caption column (GBC
   node captions), the captions passing the rule, with the same positions of aligned columns.
 
-:class:`FilterOptions` is the one spec of what a user asks an engine to keep, with the defaults:
-the keywords of ``filter_by_icc`` (``datasets`` and Ray) and what ``icc filter``'s flags become
-(single files and shards). See docs/curation.md, "Adding an option".
+What a user asks an engine to keep, with the defaults, is :class:`~.filter_options.FilterOptions`.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, fields, replace
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 import numpy as np
 
@@ -47,8 +43,6 @@ from .selection import Cut, KeepRule, fit_cuts, keep_mask
 
 #: Temporary column with unclipped scores, used to rank rows clipped to the same score.
 RAW_SCORE_COLUMN = "__icc_raw_score"
-#: The other rule's column unless told another: a CLIPScore column's usual name.
-CLIP_COLUMN = "clip_score"
 
 Level = Literal["row", "node"]
 #: Each ranking rule's cut for one piece: ``"icc"`` and ``"other"``.
@@ -288,75 +282,6 @@ class FilterPlan:
             return to_float_array(columns[self.other.column], self.other.column)
         raw = columns.get(RAW_SCORE_COLUMN) if self.row_rule.is_ranking else None
         return self.row_values(columns) if raw is None else to_float_array(raw)
-
-
-@dataclass(frozen=True)
-class FilterOptions:
-    """What to keep, as every engine takes it: the one place its options and defaults are defined.
-
-    ``filter_by_icc`` of ``datasets`` and of Ray take these as their keywords (:func:`takes_filter_options`)
-    and turn them into a plan with :meth:`plan`; ``icc filter`` turns its flags into the same plan for
-    single files and shards (:func:`modeling_icc.cli.common.filter_plan`). Exactly one of ``threshold``,
-    ``top_fraction`` and ``top_k`` is given; ``clip`` is a rule on ``clip_column``; ``level``,
-    ``aggregate`` and ``node_columns`` are those of :class:`FilterPlan`.
-    """
-
-    threshold: float | None = None
-    top_fraction: float | None = None
-    top_k: int | None = None
-    column: str = TEXT_COLUMN
-    score_column: str = SCORE_COLUMN
-    level: Level = "row"
-    aggregate: str | None = None
-    node_columns: Sequence[str] = ()
-    clip: KeepRule | None = None
-    clip_column: str = CLIP_COLUMN
-
-    def plan(self, tie_break_column: str | None = None) -> FilterPlan:
-        """The plan of these options; ``tie_break_column``: unique row ids for engines without a row order (Ray)."""
-        rule = KeepRule(threshold=self.threshold, top_fraction=self.top_fraction, top_k=self.top_k)
-        other = None if self.clip is None else ColumnRule(self.clip_column, self.clip)
-        return FilterPlan(
-            rule, self.column, self.score_column, self.level, self.aggregate, self.node_columns, other, tie_break_column
-        )
-
-
-#: The options a caller may also give by position, after the dataset (as ``filter_by_icc(dataset, 0.5)``).
-RULE_OPTIONS = ("threshold", "top_fraction", "top_k")
-Result = TypeVar("Result")
-
-
-def takes_filter_options(engine: Callable[..., Result]) -> Callable[..., Result]:
-    """``engine(dataset, options, *, ...)`` called with the :class:`FilterOptions` as its keywords.
-
-    The caller passes :data:`RULE_OPTIONS` by position or keyword and the other options by keyword,
-    with the spec's defaults; ``engine`` gets them as one :class:`FilterOptions`. The signature
-    (``help``, ``inspect``) lists them, so an option added to the spec reaches every engine at once.
-    """
-    dataset, _, *own = inspect.signature(engine).parameters.values()
-    spec = [
-        inspect.Parameter(
-            option.name,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD if option.name in RULE_OPTIONS else inspect.Parameter.KEYWORD_ONLY,
-            default=option.default,
-            annotation=option.type,
-        )
-        for option in fields(FilterOptions)
-    ]
-    signature = inspect.signature(engine).replace(parameters=[dataset, *spec, *own])
-
-    names = {option.name for option in spec}
-    more = [parameter.name for parameter in own if parameter.kind is inspect.Parameter.VAR_KEYWORD]
-
-    @functools.wraps(engine)
-    def call(*args: Any, **kwargs: Any) -> Result:
-        given = signature.bind(*args, **kwargs).arguments  # a TypeError for a wrong keyword, as a plain call
-        options = FilterOptions(**{name: given.pop(name) for name in names & given.keys()})
-        extra = given.pop(more[0], {}) if more else {}
-        return engine(given.pop(dataset.name), options, **given, **extra)
-
-    call.__signature__ = signature  # type: ignore[attr-defined]
-    return call
 
 
 def float_rows(values: Any) -> list[np.ndarray | None]:

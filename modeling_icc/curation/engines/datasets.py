@@ -33,7 +33,8 @@ from tqdm.auto import tqdm
 from ...scoring.load import ModelSpec, named_model_id
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_float_array, to_pylist
-from ..filter_plan import RAW_SCORE_COLUMN, FilterOptions, FilterPlan, require_columns, takes_filter_options
+from ..filter_options import FilterOptions, takes_filter_options
+from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
 from ..io.formats import TEXT_COLUMN
 from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
 
@@ -169,7 +170,7 @@ def filter_by_icc(
     """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
 
     The filter options and their defaults are those of
-    :class:`~modeling_icc.curation.filter_plan.FilterOptions`. Scores come from ``score_column``
+    :class:`~modeling_icc.curation.filter_options.FilterOptions`. Scores come from ``score_column``
     when the dataset has it and either no ``model`` is named or its model column (``icc_model``)
     records that model; else they are computed first (see :func:`add_icc_scores`) and kept in the
     result. NaN scores are never kept; top-k ties are broken by row order.

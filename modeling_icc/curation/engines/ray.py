@@ -36,7 +36,8 @@ import torch
 
 from ...scoring.load import ModelSpec, named_model_id
 from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, model_column
-from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterOptions, FilterPlan, require_columns, takes_filter_options
+from ..filter_options import FilterOptions, takes_filter_options
+from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
 from ..io.formats import TEXT_COLUMN
 from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
 
@@ -145,7 +146,7 @@ def filter_by_icc(
     """Keep rows by one ICC rule (and optionally a ``clip`` rule on ``clip_column``).
 
     The filter options and their defaults are those of
-    :class:`~modeling_icc.curation.filter_plan.FilterOptions`. Uses ``score_column`` when present
+    :class:`~modeling_icc.curation.filter_options.FilterOptions`. Uses ``score_column`` when present
     and no ``model`` is named or its ``icc_model`` column records that model, else scores first
     with :func:`add_icc_scores` (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
     columns take ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows, or
