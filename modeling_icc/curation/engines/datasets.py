@@ -1,7 +1,7 @@
 """Hugging Face ``datasets`` integration: add ICC scores with batched ``map`` and filter by them.
 
-Scoring runs in batched ``map`` calls; each process loads the scorer once
-(:mod:`modeling_icc.curation.engines.workers`). ``num_proc=n`` on a ``Dataset`` starts ``n``
+Scoring runs the engines' scoring callable (:mod:`modeling_icc.curation.engines.scoring`) in
+batched ``map`` calls; each process loads the scorer once. ``num_proc=n`` on a ``Dataset`` starts ``n``
 processes and, with GPUs present, places process ``r`` on ``cuda:r % n_gpus``.
 
 Filtering keeps rows by one :class:`~modeling_icc.curation.selection.KeepRule`, optionally
