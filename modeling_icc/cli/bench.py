@@ -22,6 +22,13 @@ from .common import keywords_for, require_positive
 #: The model-based scorers' settings unless a flag says otherwise.
 MODEL_DEFAULTS = ModelOptions()
 
+DESCRIPTION = (
+    "Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
+    "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
+    "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
+    "held-out fifth of the norms. noisy_captions: the 100 frozen dev captions clean and under each noise type "
+    "(hashtags, handles, URLs, emoji, boilerplate, ...), with each scorer's Spearman against its clean scores."
+)
 EXAMPLES = f"""examples:
   icc bench                                   # {",".join(DEFAULT_SCORERS)} on every benchmark ([baselines] extra)
   icc bench --scorers lite,published --benchmarks captions
@@ -39,14 +46,6 @@ outputs: DIR/NAME.json (every number with n, scorer id, versions), DIR/NAME.md (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
-        "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
-        "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
-        "held-out fifth of the norms. noisy_captions: the 100 frozen dev captions clean and under each noise type "
-        "(hashtags, handles, URLs, emoji, boilerplate, ...), with each scorer's Spearman against its clean scores."
-    )
-    parser.epilog = EXAMPLES
     parser.add_argument("--scorers", default=",".join(DEFAULT_SCORERS), help="comma-separated scorer specs")
     parser.add_argument(
         "--benchmarks",
@@ -55,9 +54,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     data = parser.add_argument_group("caption benchmark data (default: the shipped dev split)")
     data.add_argument("--data", default=None, help="CSV/TSV/JSONL/Parquet with captions and a numeric label")
-    data.add_argument("--format", dest="fmt", default=None, help="format of --data (default: from its extension)")
+    data.add_argument("--format", dest="fmt", metavar="FORMAT", help="format of --data (default: from its extension)")
     data.add_argument(
-        "--column", dest="caption_column", default=TEXT_COLUMN, help="caption column (default: %(default)s)"
+        "--column",
+        dest="caption_column",
+        metavar="COLUMN",
+        default=TEXT_COLUMN,
+        help="caption column (default: %(default)s)",
     )
     data.add_argument("--label-column", default=DEV_LABEL_COLUMN, help="human label column (default: %(default)s)")
     data.add_argument(
@@ -88,7 +91,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     models.add_argument("--dtype", default=None, help="float32, bfloat16 or float16")
     models.add_argument("--batch-size", type=int, default=None, help="rows per batch")
     models.add_argument("--clip-model", default=MODEL_DEFAULTS.clip_model, help="CLIP for stroop and aveclip")
-    models.add_argument("--t2i-model", dest="text_to_image", default=None, help="text-to-image pipeline for aveclip")
+    models.add_argument(
+        "--t2i-model", dest="text_to_image", metavar="T2I_MODEL", help="text-to-image pipeline for aveclip"
+    )
     models.add_argument("--llm-model", default=None, help="causal LM for llm")
     models.add_argument(
         "--llm-scale", type=int, choices=(3, 5, 10), default=MODEL_DEFAULTS.llm_scale, help="rating scale 1..N"
@@ -99,7 +104,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=MODEL_DEFAULTS.images_per_caption,
         help="K images per caption for aveclip",
     )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
