@@ -29,6 +29,7 @@ from ..utils.errors import UserInputError
 BENCH_RESULTS = Path("benchmarks") / "quality" / "quality_dev.json"
 SPEED_RESULTS_DIR = Path(SPEED_BENCHMARKS_DIR) / "results"
 
+DESCRIPTION = "Generate Hub cards and push-ready folders from `icc bench` results, speed results and data."
 EXAMPLES = f"""examples:
   icc cards --all --namespace my-org          # regenerate hub_cards/ from benchmarks/ (run from the repo root)
   icc cards --namespace my-org --zero-download lite
@@ -47,8 +48,6 @@ Field names read from the JSON files: modeling_icc/hub/results_schema.py.
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Generate Hub cards and push-ready folders from `icc bench` results, speed results and data."
-    parser.epilog = EXAMPLES
     parser.add_argument("--namespace", required=True, help="Hub user or organization the repositories live under")
     parser.add_argument(
         "--all",
@@ -89,7 +88,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output-dir", default=str(HUB_CARDS_DIR), help=f"where folders are written (default: {HUB_CARDS_DIR})"
     )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

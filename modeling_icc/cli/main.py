@@ -17,7 +17,8 @@ from importlib import import_module
 from ..utils.errors import UserInputError
 from ..version import __version__
 
-#: Command name -> one-line help; ``modeling_icc.cli.<name>`` holds its options and ``run``.
+#: Command name -> one-line help; ``modeling_icc.cli.<name>`` holds its ``DESCRIPTION``, ``EXAMPLES``,
+#: options (``configure``) and ``run``.
 COMMANDS = {
     "score": "score captions (arguments, stdin, txt/jsonl/csv/parquet)",
     "filter": "keep rows whose caption is concrete enough",
@@ -96,7 +97,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, help_text in COMMANDS.items():
         subparser = subparsers.add_parser(name, help=help_text, formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == command:
-            import_module(f".{name}", __package__).configure(subparser)
+            module = import_module(f".{name}", __package__)
+            subparser.description, subparser.epilog = module.DESCRIPTION, module.EXAMPLES
+            module.configure(subparser)
+            subparser.set_defaults(run=module.run)
     return parser
 
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..utils.atomic_files import atomic_file, write_text
 from ..utils.provenance import environment, package_versions, write_json
+from .bootstrap import DEFAULT_BOOTSTRAP
 from .data import BenchmarkSet
 from .harness import BenchResult, Skipped
 from .metrics import METRICS, Estimate
@@ -228,7 +229,7 @@ def write_outputs(
     output_dir = Path(output_dir)
     paths = [write_json(output_dir / f"{name}.json", results_payload(results, skipped, benchmarks, settings, device))]
     markdown = output_dir / f"{name}.md"
-    write_text(markdown, markdown_tables(results, benchmarks, settings.get("confidence", 0.95)))
+    write_text(markdown, markdown_tables(results, benchmarks, settings.get("confidence", DEFAULT_BOOTSTRAP.confidence)))
     paths.append(markdown)
     family = {benchmark.name for benchmark in _noisy_family(benchmarks)}
     for benchmark in benchmarks:
