@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..utils.atomic_files import atomic_file
+from ...utils.atomic_files import atomic_file
 from .combine import ScoreCombiner
 
 
