@@ -5,7 +5,7 @@ production code never imports the test helpers, ``models/`` imports nothing of t
 import subprocess
 import sys
 
-from package_graph import PACKAGE, PACKAGE_DIR, arrows, imported_modules
+from package_graph import PACKAGE, PACKAGE_DIR, arrows, cycles, imported_modules
 
 
 def _module_name(path) -> str:
@@ -18,6 +18,10 @@ def _package_imports(subpackage: str) -> dict[str, set[str]]:
         _module_name(path): {name for name in imported_modules(path) if name.startswith(f"{PACKAGE}.")}
         for path in sorted((PACKAGE_DIR / subpackage).rglob("*.py"))
     }
+
+
+def test_rooms_import_each_other_without_a_cycle():
+    assert cycles(arrows()) == []
 
 
 def test_no_production_module_imports_the_testing_helpers():

