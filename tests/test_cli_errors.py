@@ -122,10 +122,7 @@ def test_threshold_bounds_apply_to_the_icc_rule_only(tmp_path, capsys):
     out = tmp_path / "kept.csv"
     assert (
         icc(
-            "filter",
-            "--model",
-            "lite",
-            "-i",
+            *"filter --model lite -i".split(),
             source,
             "-o",
             out,
@@ -263,10 +260,7 @@ def test_a_sharded_datacomp_subset_not_ending_in_npy_fails_before_any_work(tmp_p
     out = tmp_path / "kept"
     assert (
         icc(
-            "filter",
-            "--model",
-            "lite",
-            "-i",
+            *"filter --model lite -i".split(),
             source,
             "--output-dir",
             out,
@@ -536,20 +530,7 @@ def test_compression_is_also_known_by_its_first_bytes(tmp_path):
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [1, 2]
     stdin = _compress(data, tmp_path / "stdin.zst").read_bytes()
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "modeling_icc",
-            "filter",
-            "--model",
-            "lite",
-            "-i",
-            "-",
-            "--format",
-            "jsonl",
-            "--top-k",
-            "1",
-        ],
+        [sys.executable, "-m", "modeling_icc", *"filter --model lite -i - --format jsonl --top-k 1".split()],
         input=stdin,
         capture_output=True,
     )

@@ -319,20 +319,7 @@ def test_chunks_keep_order_and_scores(tied_pool, tmp_path):
 def test_stdin_with_a_ranking_rule_is_read_twice_from_a_copy(tied_pool):
     path, captions, _ = tied_pool
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "modeling_icc",
-            "filter",
-            "--model",
-            "lite",
-            "-i",
-            "-",
-            "--format",
-            "jsonl",
-            "--top-fraction",
-            "0.25",
-        ],
+        [sys.executable, "-m", "modeling_icc", *"filter --model lite -i - --format jsonl --top-fraction 0.25".split()],
         input=path.read_bytes(),
         capture_output=True,
         check=True,
