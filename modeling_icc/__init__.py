@@ -39,10 +39,10 @@ _LAZY_NAMES = {
     "VBAPipeline": "teachers",
     "BERTScoreSimilarity": "teachers",
     "char_similarity": "teachers",
-    "LengthStandardizer": "distillation",
-    "ScoreCombiner": "distillation",
-    "PipelineConfig": "distillation",
-    "run_pipeline": "distillation",
+    "LengthStandardizer": "training.distillation",
+    "ScoreCombiner": "training.distillation",
+    "PipelineConfig": "training.distillation",
+    "run_pipeline": "training.distillation",
 }
 
 __getattr__ = lazy_getattr(__name__, _LAZY_NAMES)

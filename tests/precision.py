@@ -5,7 +5,7 @@ summation orders. In fp32 that moves a score by float32 rounding; bf16 and fp16
 round every layer's output to 8 (11) significant bits, so two runs may differ by a
 few units in the last place (0.004 near 1 in bf16). The project's accuracy rule for
 reduced precision, measured against fp32 on a trained model (README,
-``benchmarks/student_throughput.py``), is 0.01: two reduced-precision runs must agree
+``benchmarks/speed/student_throughput.py``), is 0.01: two reduced-precision runs must agree
 within it.
 """
 

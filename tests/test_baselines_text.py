@@ -19,8 +19,8 @@ from modeling_icc.evaluation.baselines.embedding_ridge import (
     fit_ridge,
     norm_training_set,
 )
-from modeling_icc.evaluation.baselines.nlp import parse
 from modeling_icc.evaluation.data import brysbaert_unigrams, muraki_phrases
+from modeling_icc.evaluation.nlp import parse
 from modeling_icc.models.mini.modeling_mini import base_model_path
 from modeling_icc.utils.errors import CheckpointError
 

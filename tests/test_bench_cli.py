@@ -11,6 +11,7 @@ import pytest
 from modeling_icc.cli.main import main
 from modeling_icc.evaluation import (
     PUBLISHED_LABEL,
+    Bootstrap,
     caption_benchmark,
     load_benchmarks,
     norm_partition,
@@ -127,7 +128,7 @@ def test_frozen_partition_rows_are_flagged_by_what_each_scorer_was_fitted_on():
     by_caption = {row["caption"]: row["sample_id"] for row in dev_split()}
     assert {by_caption[text] for text in frozen.texts} == frozen_partition_ids()
     entries = [build_scorer(name) for name in ("mini", "lite", "published")]
-    results, _ = run_benchmarks(benchmarks, entries, n_bootstrap=0, progress=False)
+    results, _ = run_benchmarks(benchmarks, entries, bootstrap=Bootstrap(n_bootstrap=0), progress=False)
     note = {(result.benchmark, result.scorer.name): result.in_sample_note for result in results}
     # mini was fitted on the 203 other dev captions: in-sample on the split, held out on the frozen 100.
     assert note[("captions", "mini")] and not note[("captions_frozen", "mini")]

@@ -20,6 +20,12 @@ def run_cli(*args: str) -> int:
     return main([str(arg) for arg in args])
 
 
+def _score_stdin_with_the_console_command(data: bytes) -> list[str]:
+    """The lines ``python -m modeling_icc score --model lite --input -`` prints for ``data`` on stdin."""
+    command = [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", "-"]
+    return subprocess.run(command, input=data, capture_output=True, check=True).stdout.decode().splitlines()
+
+
 def test_score_text_arguments_prints_tsv(capsys):
     assert run_cli("score", "--model", "lite", *CAPTIONS[:2]) == 0
     rows = list(csv.DictReader(capsys.readouterr().out.splitlines(), delimiter="\t"))
@@ -30,13 +36,7 @@ def test_score_text_arguments_prints_tsv(capsys):
 
 def test_stdout_carries_the_documented_columns():
     """Text on stdin written to stdout (``> scored.tsv``): a header, every column, icc_score and icc_model."""
-    result = subprocess.run(
-        [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", "-"],
-        input=b"a red car\na dog\n",
-        capture_output=True,
-        check=True,
-    )
-    lines = result.stdout.decode().splitlines()
+    lines = _score_stdin_with_the_console_command(b"a red car\na dog\n")
     assert lines[0] == "caption\ticc_score\ticc_model"
     rows = list(csv.DictReader(lines, delimiter="\t"))
     assert [row["caption"] for row in rows] == ["a red car", "a dog"]
@@ -187,13 +187,7 @@ def test_fallback_is_explicit_reported_and_recorded(capsys, tmp_path):
 
 
 def test_console_script_reads_stdin_and_helps():
-    result = subprocess.run(
-        [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", "-"],
-        input=b"a red car\n\na dog\n",
-        capture_output=True,
-        check=True,
-    )
-    lines = result.stdout.decode().splitlines()
+    lines = _score_stdin_with_the_console_command(b"a red car\n\na dog\n")
     assert len(lines) == 4 and lines[2] == "\t\tlite"  # a header, then the blank caption's NaN as an empty cell
     for command in ("score", "filter"):
         helptext = subprocess.run(

@@ -122,10 +122,7 @@ def test_threshold_bounds_apply_to_the_icc_rule_only(tmp_path, capsys):
     out = tmp_path / "kept.csv"
     assert (
         icc(
-            "filter",
-            "--model",
-            "lite",
-            "-i",
+            *"filter --model lite -i".split(),
             source,
             "-o",
             out,
@@ -263,10 +260,7 @@ def test_a_sharded_datacomp_subset_not_ending_in_npy_fails_before_any_work(tmp_p
     out = tmp_path / "kept"
     assert (
         icc(
-            "filter",
-            "--model",
-            "lite",
-            "-i",
+            *"filter --model lite -i".split(),
             source,
             "--output-dir",
             out,
@@ -319,7 +313,7 @@ def test_a_folder_that_turns_read_only_keeps_the_old_file(captions, tmp_path, ca
     import errno
     import os
 
-    from modeling_icc.curation.io import writers
+    from modeling_icc.utils import atomic_files
 
     out = tmp_path / "out.jsonl"
     out.write_text("the old output\n")
@@ -327,7 +321,7 @@ def test_a_folder_that_turns_read_only_keeps_the_old_file(captions, tmp_path, ca
     def read_only(source, target):
         raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(target))
 
-    monkeypatch.setattr(writers.os, "replace", read_only)
+    monkeypatch.setattr(atomic_files.os, "replace", read_only)
     assert icc("score", "--model", "lite", "-i", captions, "-o", out) == 2
     one_line_error(capsys.readouterr().err, f"icc: error: {out}: Read-only file system")
     assert out.read_text() == "the old output\n"
@@ -536,20 +530,7 @@ def test_compression_is_also_known_by_its_first_bytes(tmp_path):
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [1, 2]
     stdin = _compress(data, tmp_path / "stdin.zst").read_bytes()
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "modeling_icc",
-            "filter",
-            "--model",
-            "lite",
-            "-i",
-            "-",
-            "--format",
-            "jsonl",
-            "--top-k",
-            "1",
-        ],
+        [sys.executable, "-m", "modeling_icc", *"filter --model lite -i - --format jsonl --top-k 1".split()],
         input=stdin,
         capture_output=True,
     )

@@ -22,7 +22,7 @@ from modeling_icc.cli.main import main
 from modeling_icc.curation.engines import pieces
 from modeling_icc.curation.engines.single_file import FileJob, ScoreStats, run_file_job
 from modeling_icc.curation.filter_plan import ColumnRule, FilterPlan
-from modeling_icc.curation.io.readers import CHUNK_ROWS, iter_tables
+from modeling_icc.curation.io.tables import CHUNK_ROWS, iter_tables
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.provenance import synthetic_captions
@@ -319,20 +319,7 @@ def test_chunks_keep_order_and_scores(tied_pool, tmp_path):
 def test_stdin_with_a_ranking_rule_is_read_twice_from_a_copy(tied_pool):
     path, captions, _ = tied_pool
     result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "modeling_icc",
-            "filter",
-            "--model",
-            "lite",
-            "-i",
-            "-",
-            "--format",
-            "jsonl",
-            "--top-fraction",
-            "0.25",
-        ],
+        [sys.executable, "-m", "modeling_icc", *"filter --model lite -i - --format jsonl --top-fraction 0.25".split()],
         input=path.read_bytes(),
         capture_output=True,
         check=True,

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from modeling_icc.distillation import ScoreCombiner
+from modeling_icc.training.distillation import LengthStandardizer, ScoreCombiner
 
 
 def _synthetic(n=20000, a=4.0, b=2.0, c=-3.0, seed=0):
@@ -56,3 +56,16 @@ def test_degenerate_inputs_are_refused():
         ScoreCombiner().fit(vba, sba[:5], np.arange(10.0))
     with pytest.raises(ValueError, match="not fitted"):
         ScoreCombiner().combine(vba, sba)
+
+
+def test_a_saved_standardizer_is_not_read_as_a_combiner_nor_the_reverse(tmp_path):
+    vba, sba, labels = _synthetic(n=400)
+    ScoreCombiner(threshold=1.0).fit(vba, sba, labels).save(tmp_path / "combiner.json")
+    rng = np.random.default_rng(0)
+    LengthStandardizer(min_bucket_size=10).fit(rng.uniform(0.1, 0.9, 100), rng.integers(3, 8, 100)).save(
+        tmp_path / "standardizer.json"
+    )
+    with pytest.raises(ValueError, match=r"not a saved ScoreCombiner \(format='icc-length-standardizer/1'"):
+        ScoreCombiner.load(tmp_path / "standardizer.json")
+    with pytest.raises(ValueError, match=r"not a saved LengthStandardizer \(format='icc-score-combiner/1'"):
+        LengthStandardizer.load(tmp_path / "combiner.json")

@@ -8,10 +8,16 @@ from safetensors.torch import load_file
 from transformers import AutoModel, RobertaConfig, RobertaForMaskedLM
 
 from modeling_icc import ICCForConcreteness, load_scorer
-from modeling_icc.distillation import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_provenance
-from modeling_icc.distillation.distill import StudentTrainingArguments, load_backbone, predict, split_indices
 from modeling_icc.testing import save_tiny_student, tiny_tokenizer, training_corpus
 from modeling_icc.testing.student import tiny_roberta_kwargs
+from modeling_icc.training.distillation import (
+    DistillConfig,
+    ScoreCombiner,
+    distill_student,
+    distill_two_stage,
+    read_provenance,
+)
+from modeling_icc.training.distillation.distill import StudentTrainingArguments, load_backbone, predict, split_indices
 from modeling_icc.utils.errors import CheckpointError
 
 pytestmark = pytest.mark.usefixtures("single_thread")

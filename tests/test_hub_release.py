@@ -13,6 +13,7 @@ from huggingface_hub import ModelCard
 from transformers import AutoModel, AutoTokenizer, RobertaForSequenceClassification
 
 from modeling_icc import ICCConfig, ICCForConcreteness, LiteScorer
+from modeling_icc.cli.cards import BENCH_RESULTS, SPEED_RESULTS_DIR
 from modeling_icc.cli.main import main
 from modeling_icc.hub import convert
 from modeling_icc.hub.fresh_process import remote_code_scores
@@ -55,7 +56,7 @@ def same_content(written: Path, committed: Path) -> bool:
 
 
 def test_the_committed_folders_are_what_icc_cards_all_writes(tmp_path, monkeypatch):
-    monkeypatch.chdir(REPO_ROOT)  # reads benchmarks/results/, as documented
+    monkeypatch.chdir(REPO_ROOT)  # reads benchmarks/quality/ and benchmarks/speed/results/, as documented
     assert icc("cards", "--all", "--namespace", "org", "--output-dir", tmp_path) == 0
     assert sorted(path.name for path in tmp_path.iterdir()) == sorted(GENERATED)
     for name in GENERATED:
@@ -164,14 +165,14 @@ def test_the_published_student_card_holds_measured_quality_speed_and_caveats():
     card = ModelCard.load(HUB_CARDS / "icc-distilroberta" / "README.md")
     data = card.data.to_dict()
     assert data["license"] == "mit" and data["base_model"] == "distilroberta-base"
-    bench = json.loads((REPO_ROOT / "benchmarks" / "results" / "quality_dev.json").read_text())
+    bench = json.loads((REPO_ROOT / BENCH_RESULTS).read_text())
     published = next(r for r in bench["results"] if r["scorer"] == "published" and r["benchmark"] == "captions")
     pearson = next(r for r in card.data.eval_results if r.metric_type == "pearsonr")
     assert pearson.metric_value == round(published["pearson"]["value"], 4)
-    speed = json.loads((REPO_ROOT / "benchmarks" / "results" / "student_throughput_cpu.json").read_text())
+    speed = json.loads((REPO_ROOT / SPEED_RESULTS_DIR / "student_throughput_cpu.json").read_text())
     rate = speed["results"]["load_scorer_bfloat16"]["captions_per_s"]
     assert f"| `load_scorer_bfloat16` | {rate:,.1f} |" in card.text
-    assert "python benchmarks/student_throughput.py --device cpu --n 4096 --repeats 5 --compile" in card.text
+    assert "python benchmarks/speed/student_throughput.py --device cpu --n 4096 --repeats 5 --compile" in card.text
     assert "whether this figure is out-of-sample for the published model is not known" in card.text
     assert "AutoModel.from_pretrained" in card.text and 'load_scorer("org/icc-distilroberta")' in card.text
     assert "raw=True" in card.text and "Limitations" in card.text
@@ -182,7 +183,7 @@ def test_the_published_student_card_holds_measured_quality_speed_and_caveats():
 
 def test_mini_card_quotes_its_frozen_partition_and_cross_validation_not_the_dev_split():
     card = ModelCard.load(HUB_CARDS / "icc-mini" / "README.md")
-    bench = json.loads((REPO_ROOT / "benchmarks" / "results" / "quality_dev.json").read_text())
+    bench = json.loads((REPO_ROOT / BENCH_RESULTS).read_text())
     rows = {r["benchmark"]: r for r in bench["results"] if r["scorer"] == "mini"}
     assert {result.dataset_type for result in card.data.eval_results} == {
         "captions_frozen",
@@ -205,7 +206,7 @@ def test_lite_card_quotes_out_of_sample_figures_only(monkeypatch, tmp_path, caps
     assert card.data.get("icc_zero_download") == "lite" and not card.data.eval_results  # every bench row is in-sample
     report = json.loads((REPO_ROOT / "modeling_icc/models/lite/data/lite_model.json").read_text())["report"]
     assert f"Spearman {report['cross_validation']['spearman_pooled_mean']:.3f}" in card.text
-    bench = json.loads((REPO_ROOT / "benchmarks" / "results" / "quality_dev.json").read_text())
+    bench = json.loads((REPO_ROOT / BENCH_RESULTS).read_text())
     lite_captions = next(r for r in bench["results"] if r["scorer"] == "lite" and r["benchmark"] == "captions")
     assert f"{lite_captions['pearson']['value']:.3f}" not in card.text  # the in-sample figure is named, not quoted
     assert "in-sample figure, not a held-out result" in card.text and "not measurable here" in card.text
@@ -315,7 +316,7 @@ def test_a_new_zero_download_model_needs_only_its_name_and_results(tmp_path, mon
         ("Word concreteness (Brysbaert unigrams, test)", "spearmanr", 0.66),
     ]
     assert "0.811" not in card.text and "fitted on this very split" in card.text
-    assert "`python benchmarks/toy_throughput.py --n 1000 --repeats 3`" in card.text and "4,321" in card.text
+    assert "`python benchmarks/speed/toy_throughput.py --n 1000 --repeats 3`" in card.text and "4,321" in card.text
     assert 'evaluate.load("org/icc", "toy")' in card.text
     assert icc("push", "--kind", "model", "--repo-id", "org/icc-toy", "--model", "toy",
                "--card", tmp_path / "cards" / "icc-toy" / "README.md", "--dry-run", tmp_path / "push") == 0  # fmt: skip

@@ -8,8 +8,8 @@ import pytest
 from modeling_icc import LiteScorer, load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.models.lite.features import FEATURE_NAMES, FEATURES
-from modeling_icc.models.lite.fit import cross_validate, feature_matrix, fit_lite_model
-from modeling_icc.models.lite.model import default_lite_model
+from modeling_icc.models.lite.modeling_lite import default_lite_model
+from modeling_icc.training.fit_lite import cross_validate, feature_matrix, fit_lite_model
 from modeling_icc.utils.shipped_data import DEV_SPLIT_FILE, dev_split
 
 #: The one paper example lite ranks on the wrong side: a statistic phrased with concrete words.

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 import torch
 
-from modeling_icc.models.mini.fit import FitSettings, read_norms, write_heads
 from modeling_icc.models.mini.modeling_mini import MiniICCModel, read_heads, shipped_heads_path
 from modeling_icc.scoring.devices import fp32_forced
 from modeling_icc.scoring.mini import MiniScorer
+from modeling_icc.training.fit_mini import FitSettings, read_norms, write_heads
 from modeling_icc.utils.norms import NormEntry, norm_partition
 from modeling_icc.utils.shipped_data import dev_split, frozen_partition_ids
 
@@ -23,7 +23,7 @@ def test_the_fit_partition_and_the_frozen_partition_split_the_dev_split():
 
 
 def test_norm_entries_are_train_only_when_every_spelling_of_them_is(monkeypatch):
-    import modeling_icc.models.mini.fit as fit
+    import modeling_icc.training.fit_mini as fit
 
     spellings = [f"fire hydrant{'.' * dots}" for dots in range(40)]
     train = next(text for text in spellings if norm_partition(text) == "train")

@@ -4,7 +4,7 @@ import pytest
 import torch
 from transformers import RobertaModel
 
-from benchmarks import paper_shapes
+from benchmarks.speed import paper_shapes
 
 
 def _billions(module) -> float:

@@ -12,8 +12,15 @@ from transformers import AutoModel
 
 from modeling_icc import ICCForConcreteness, load_scorer
 from modeling_icc.cli.main import main
-from modeling_icc.distillation import DATASET_SCHEMA, LengthStandardizer, PipelineConfig, ScoreCombiner, run_pipeline
-from modeling_icc.distillation.teacher_dataset import dataset_files
+from modeling_icc.testing.pipeline import with_tiny_components
+from modeling_icc.training.distillation import (
+    DATASET_SCHEMA,
+    LengthStandardizer,
+    PipelineConfig,
+    ScoreCombiner,
+    run_pipeline,
+)
+from modeling_icc.training.distillation.teacher_dataset import dataset_files
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import dev_split
 
@@ -31,7 +38,7 @@ def _small_tiny_config(output_dir) -> PipelineConfig:
     config.vba.num_inference_steps = 4
     config.standardize.min_bucket_size = 20
     config.distill.training.num_train_epochs = 2
-    return config
+    return with_tiny_components(config)
 
 
 @pytest.fixture(scope="module")
@@ -182,3 +189,10 @@ def test_a_missing_sba_is_explained(tmp_path):
     config.sba.train = False
     with pytest.raises(UserInputError, match="no trained SBA"):
         run_pipeline(config, progress=False)
+
+
+def test_a_tiny_config_without_its_tiny_components_is_explained(tmp_path):
+    config = PipelineConfig.load(CONFIGS / "tiny.yaml", output_dir=str(tmp_path))
+    with pytest.raises(UserInputError, match=r"with_tiny_components\(config\)"):
+        run_pipeline(config, progress=False)
+    assert not (tmp_path / "steps").exists()

@@ -6,12 +6,13 @@ from pathlib import Path
 import pytest
 from huggingface_hub import DatasetCard, ModelCard
 
+from modeling_icc.cli.cards import BENCH_RESULTS
 from modeling_icc.cli.main import main
-from modeling_icc.distillation.dataset_card import TEACHER_SCORE_COLUMNS, size_category, teacher_dataset_card
 from modeling_icc.hub.cards import benchmark_dataset_card, model_card
 from modeling_icc.hub.results_schema import read_bench_results, read_provenance
 from modeling_icc.hub.upload import parquet_inputs
 from modeling_icc.testing import write_teacher_score_dataset
+from modeling_icc.training.distillation.dataset_card import TEACHER_SCORE_COLUMNS, size_category, teacher_dataset_card
 from modeling_icc.utils.errors import UserInputError
 
 FIXTURES = Path(__file__).parent / "fixtures" / "publish"
@@ -19,7 +20,7 @@ BENCH = FIXTURES / "bench_results.json"
 PROVENANCE = FIXTURES / "provenance.json"
 MODEL_REPO = "test-org/icc-distilroberta"
 STUDENT = "runs/student"  # how `icc bench --scorers runs/student` names the student's rows
-REAL_RESULTS = Path(__file__).resolve().parents[1] / "benchmarks" / "results" / "quality_dev.json"
+REAL_RESULTS = Path(__file__).resolve().parents[1] / BENCH_RESULTS
 
 
 @pytest.fixture(scope="module")
@@ -145,7 +146,7 @@ def test_teacher_dataset_card_reads_schema_size_and_teachers_from_parquet(tmp_pa
 
 
 def test_every_dataset_column_is_described():
-    from modeling_icc.distillation.teacher_dataset import DATASET_SCHEMA
+    from modeling_icc.training.distillation.teacher_dataset import DATASET_SCHEMA
 
     assert set(DATASET_SCHEMA.names) == set(TEACHER_SCORE_COLUMNS)
 

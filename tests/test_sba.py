@@ -10,17 +10,10 @@ from safetensors.torch import load_file, save_file
 from transformers import AutoModelForCausalLM, CLIPTextModelWithProjection
 
 from modeling_icc.models.sba.modeling_sba import IGNORE_INDEX, paper_generation_config
-from modeling_icc.teachers import (
-    ProjectorTrainingArguments,
-    SBACollator,
-    SBAComponents,
-    SBAConfig,
-    SBAForCaptionReconstruction,
-    SBAPipeline,
-    train_sba,
-)
+from modeling_icc.teachers import SBAComponents, SBAConfig, SBAForCaptionReconstruction, SBAPipeline
 from modeling_icc.testing.baselines import save_tiny_clip
 from modeling_icc.testing.teachers import save_tiny_sba_components, tiny_sba
+from modeling_icc.training.sba_projector import ProjectorTrainingArguments, SBACollator, train_sba
 from modeling_icc.utils.errors import CheckpointError
 
 pytestmark = pytest.mark.usefixtures("single_thread")

@@ -61,7 +61,7 @@ def test_workers_die_with_the_main_process(tmp_path, how):
 
 
 def test_a_failed_commit_check_renames_nothing(tmp_path):
-    from modeling_icc.curation.io.writers import atomic_output
+    from modeling_icc.curation.io.outputs import atomic_output
 
     def parent_gone() -> None:
         raise SystemExit(1)

@@ -228,12 +228,12 @@ def test_an_output_lost_after_the_work_files_were_removed_is_redone_with_its_sub
 
 
 def test_a_running_job_holds_the_directory_and_the_lock_file_goes_with_it(tmp_path, capsys):
-    from modeling_icc.curation.engines.shards import LOCK_FILE, _locked
+    from modeling_icc.utils.resumable import LOCK_FILE, locked
 
     write_parquet_pool(tmp_path / "in", n_shards=1, rows=3)
     out = tmp_path / "out"
     args = ["score", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", out]
-    with _locked(out):
+    with locked(out):
         assert icc(*args) == 2
         assert "another icc job is writing to" in capsys.readouterr().err
     assert not (out / LOCK_FILE).exists()

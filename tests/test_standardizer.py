@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from modeling_icc.distillation import LengthStandardizer
+from modeling_icc.training.distillation import LengthStandardizer
 
 
 def _logit(p):

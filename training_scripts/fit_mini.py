@@ -15,8 +15,8 @@ from pathlib import Path
 
 import torch
 
-from modeling_icc.models.mini.fit import write_heads
 from modeling_icc.models.mini.modeling_mini import HEADS_FILE
+from modeling_icc.training.fit_mini import write_heads
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "modeling_icc" / "models" / "mini" / "data" / HEADS_FILE
 

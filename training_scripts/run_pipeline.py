@@ -18,9 +18,10 @@ from pathlib import Path
 
 from transformers import HfArgumentParser
 
-from modeling_icc.distillation import PipelineConfig, run_pipeline
-from modeling_icc.distillation.report import format_summary
+from modeling_icc.testing.pipeline import with_tiny_components
 from modeling_icc.testing.teachers import use_one_cpu_thread
+from modeling_icc.training.distillation import PipelineConfig, run_pipeline
+from modeling_icc.training.distillation.report import format_summary
 from modeling_icc.utils.errors import UserInputError
 
 TINY_CONFIG = Path(__file__).resolve().parent / "configs" / "tiny.yaml"
@@ -45,7 +46,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.tiny:
         use_one_cpu_thread()
     config = PipelineConfig.load(args.config or TINY_CONFIG, output_dir=args.output_dir)
-    summary = run_pipeline(config)
+    summary = run_pipeline(with_tiny_components(config) if config.tiny else config)
     print(format_summary(summary))
 
 

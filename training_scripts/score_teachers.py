@@ -8,7 +8,7 @@ Examples:
     # tiny random teachers, offline, on the shipped captions
     python training_scripts/score_teachers.py --tiny --teacher both --out-dir runs/tiny_scores --max-samples 32
 
-Output: OUT_DIR/{sba,vba}/shard-NNNNN.parquet + manifest.json (schema: docs/teachers.md).
+Output: OUT_DIR/{sba,vba}/shard-NNNNN.parquet + _run.json (schema: docs/teachers.md).
 Re-running the same command skips finished shards; rows are never duplicated.
 """
 
@@ -23,9 +23,10 @@ from typing import Literal
 
 from transformers import HfArgumentParser
 
-from modeling_icc.distillation.config import TINY_COMPONENTS, CaptionSource, PipelineConfig, with_tiny_components
 from modeling_icc.models.vba.configuration_vba import VBAConfig
 from modeling_icc.teachers import SBAPipeline, VBAPipeline, load_captions, score_to_shards
+from modeling_icc.testing.pipeline import with_tiny_components
+from modeling_icc.training.distillation.config import TINY_COMPONENTS, CaptionSource, PipelineConfig
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import data_path
 

@@ -20,11 +20,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from modeling_icc.distillation.config import CaptionSource
-from modeling_icc.teachers import ProjectorTrainingArguments, SBAComponents, SBAPipeline, load_captions, train_sba
+from modeling_icc.teachers import SBAComponents, SBAPipeline, load_captions
+from modeling_icc.training.arguments import parse_script_args
+from modeling_icc.training.distillation.config import CaptionSource
+from modeling_icc.training.sba_projector import ProjectorTrainingArguments, train_sba
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import data_path
-from modeling_icc.utils.training import parse_script_args
 
 
 @dataclass

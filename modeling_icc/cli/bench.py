@@ -1,10 +1,11 @@
-"""``icc bench``: correlations with human concreteness ratings, for any set of scorers."""
+"""``icc bench``, the quality benchmarks: correlations with human concreteness ratings, for any set of scorers."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from ..curation.io.table import TEXT_COLUMN
 from ..evaluation.baselines.registry import (
     BASELINES,
     DEFAULT_SCORERS,
@@ -13,10 +14,21 @@ from ..evaluation.baselines.registry import (
     check_extras,
     parse_scorer_list,
 )
-from ..evaluation.data import BENCHMARK_NAMES, DEFAULT_BENCHMARKS, PUBLISHED
+from ..evaluation.bootstrap import DEFAULT_BOOTSTRAP
+from ..evaluation.data import BENCHMARK_NAMES, DEFAULT_BENCHMARKS, DEV_LABEL_COLUMN, PUBLISHED, PUBLISHED_COLUMN
 from ..utils.errors import UserInputError
-from .common import require_positive
+from .common import keywords_for, require_positive
 
+#: The model-based scorers' settings unless a flag says otherwise.
+MODEL_DEFAULTS = ModelOptions()
+
+DESCRIPTION = (
+    "Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
+    "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
+    "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
+    "held-out fifth of the norms. noisy_captions: the 100 frozen dev captions clean and under each noise type "
+    "(hashtags, handles, URLs, emoji, boilerplate, ...), with each scorer's Spearman against its clean scores."
+)
 EXAMPLES = f"""examples:
   icc bench                                   # {",".join(DEFAULT_SCORERS)} on every benchmark ([baselines] extra)
   icc bench --scorers lite,published --benchmarks captions
@@ -34,14 +46,6 @@ outputs: DIR/NAME.json (every number with n, scorer id, versions), DIR/NAME.md (
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Correlate scorers with human concreteness ratings: Pearson, Spearman and Kendall, each with "
-        "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
-        "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
-        "held-out fifth of the norms. noisy_captions: the 100 frozen dev captions clean and under each noise type "
-        "(hashtags, handles, URLs, emoji, boilerplate, ...), with each scorer's Spearman against its clean scores."
-    )
-    parser.epilog = EXAMPLES
     parser.add_argument("--scorers", default=",".join(DEFAULT_SCORERS), help="comma-separated scorer specs")
     parser.add_argument(
         "--benchmarks",
@@ -50,34 +54,56 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     data = parser.add_argument_group("caption benchmark data (default: the shipped dev split)")
     data.add_argument("--data", default=None, help="CSV/TSV/JSONL/Parquet with captions and a numeric label")
-    data.add_argument("--format", default=None, help="format of --data (default: from its extension)")
-    data.add_argument("--column", default="caption", help="caption column (default: caption)")
+    data.add_argument("--format", dest="fmt", metavar="FORMAT", help="format of --data (default: from its extension)")
     data.add_argument(
-        "--label-column", default="concreteness_annotation", help="human label column (default: %(default)s)"
+        "--column",
+        dest="caption_column",
+        metavar="COLUMN",
+        default=TEXT_COLUMN,
+        help="caption column (default: %(default)s)",
     )
+    data.add_argument("--label-column", default=DEV_LABEL_COLUMN, help="human label column (default: %(default)s)")
     data.add_argument(
         "--published-column",
-        default="icc_score",
+        default=PUBLISHED_COLUMN,
         help="column of released ICC scores, reported as its own row when present (default: %(default)s)",
     )
     data.add_argument(
         "--norm-split", choices=("test", "all"), default="test", help="part of the word/phrase norms to evaluate on"
     )
     stats = parser.add_argument_group("statistics and outputs")
-    stats.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples (default: 1000)")
-    stats.add_argument("--seed", type=int, default=0, help="bootstrap and image-generation seed (default: 0)")
+    stats.add_argument(
+        "--n-bootstrap",
+        type=int,
+        default=DEFAULT_BOOTSTRAP.n_bootstrap,
+        help="bootstrap resamples (default: %(default)s)",
+    )
+    stats.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_BOOTSTRAP.seed,
+        help="bootstrap and image-generation seed (default: %(default)s)",
+    )
     stats.add_argument("--output-dir", "-o", default="bench_results", help="folder for the outputs")
     stats.add_argument("--name", default="results", help="file stem of the outputs (default: results)")
     models = parser.add_argument_group("model-based scorers")
     models.add_argument("--device", default=None, help="cpu, cuda, mps (default: best available)")
     models.add_argument("--dtype", default=None, help="float32, bfloat16 or float16")
     models.add_argument("--batch-size", type=int, default=None, help="rows per batch")
-    models.add_argument("--clip-model", default=None, help="CLIP for stroop and aveclip")
-    models.add_argument("--t2i-model", default=None, help="text-to-image pipeline for aveclip")
+    models.add_argument("--clip-model", default=MODEL_DEFAULTS.clip_model, help="CLIP for stroop and aveclip")
+    models.add_argument(
+        "--t2i-model", dest="text_to_image", metavar="T2I_MODEL", help="text-to-image pipeline for aveclip"
+    )
     models.add_argument("--llm-model", default=None, help="causal LM for llm")
-    models.add_argument("--llm-scale", type=int, choices=(3, 5, 10), default=5, help="rating scale 1..N")
-    models.add_argument("--images-per-caption", type=int, default=4, help="K images per caption for aveclip")
-    parser.set_defaults(run=run)
+    models.add_argument(
+        "--llm-scale", type=int, choices=(3, 5, 10), default=MODEL_DEFAULTS.llm_scale, help="rating scale 1..N"
+    )
+    models.add_argument(
+        "--images-per-caption",
+        type=int,
+        default=MODEL_DEFAULTS.images_per_caption,
+        help="K images per caption for aveclip",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,26 +119,8 @@ def run(args: argparse.Namespace) -> int:
         raise UserInputError(f"unknown benchmark(s) {', '.join(unknown) or '(none)'}; use {', '.join(BENCHMARK_NAMES)}")
     specs = parse_scorer_list(args.scorers)
     check_extras(names, specs, hint=" (or leave them out of --benchmarks and --scorers)")
-    benchmarks = load_benchmarks(
-        names,
-        data=args.data,
-        fmt=args.format,
-        caption_column=args.column,
-        label_column=args.label_column,
-        published_column=args.published_column,
-        norm_split=args.norm_split,
-    )
-    options = ModelOptions(
-        device=args.device,
-        dtype=args.dtype,
-        batch_size=args.batch_size,
-        text_to_image=args.t2i_model,
-        llm_model=args.llm_model,
-        llm_scale=args.llm_scale,
-        images_per_caption=args.images_per_caption,
-        seed=args.seed,
-        **({"clip_model": args.clip_model} if args.clip_model else {}),
-    )
+    benchmarks = load_benchmarks(names, **keywords_for(load_benchmarks, args))
+    options = ModelOptions(**keywords_for(ModelOptions, args))
     scorers = [build_scorer(spec, options) for spec in specs]
     outcome = run_suite(
         benchmarks,

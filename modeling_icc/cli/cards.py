@@ -7,7 +7,6 @@ import json
 import sys
 from pathlib import Path
 
-from ..distillation.dataset_card import teacher_dataset_card
 from ..hub.cards import benchmark_overlap, model_card
 from ..hub.folders import (
     BENCHMARK_DATASET_NAME,
@@ -21,16 +20,18 @@ from ..hub.folders import (
     write_zero_download_folder,
     zero_download_name,
 )
-from ..hub.results_schema import read_bench_results, read_provenance
+from ..hub.results_schema import SPEED_BENCHMARKS_DIR, read_bench_results, read_provenance
 from ..hub.upload import check_repo_id, parquet_inputs
+from ..training.distillation.dataset_card import teacher_dataset_card
 from ..utils.errors import UserInputError
 
-#: What ``--all`` reads by default: the committed ``icc bench`` results and speed results.
-RESULTS_DIR = Path("benchmarks") / "results"
-BENCH_RESULTS = RESULTS_DIR / "quality_dev.json"
+#: What ``--all`` reads by default: the committed quality results (``icc bench``) and speed results.
+BENCH_RESULTS = Path("benchmarks") / "quality" / "quality_dev.json"
+SPEED_RESULTS_DIR = Path(SPEED_BENCHMARKS_DIR) / "results"
 
+DESCRIPTION = "Generate Hub cards and push-ready folders from `icc bench` results, speed results and data."
 EXAMPLES = f"""examples:
-  icc cards --all --namespace my-org          # regenerate hub_cards/ from benchmarks/results/ (run from the repo root)
+  icc cards --all --namespace my-org          # regenerate hub_cards/ from benchmarks/ (run from the repo root)
   icc cards --namespace my-org --zero-download lite
   icc bench --scorers runs/paper/student,lite,lexical,published --output-dir runs/bench
   icc cards --namespace my-org --bench-results runs/bench/results.json --scorer runs/paper/student \\
@@ -47,8 +48,6 @@ Field names read from the JSON files: modeling_icc/hub/results_schema.py.
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = "Generate Hub cards and push-ready folders from `icc bench` results, speed results and data."
-    parser.epilog = EXAMPLES
     parser.add_argument("--namespace", required=True, help="Hub user or organization the repositories live under")
     parser.add_argument(
         "--all",
@@ -61,8 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--results-dir",
-        default=str(RESULTS_DIR),
-        help=f"speed results of the benchmarks/ scripts (default: {RESULTS_DIR})",
+        default=str(SPEED_RESULTS_DIR),
+        help=f"results of the speed benchmarks (default: {SPEED_RESULTS_DIR})",
     )
     parser.add_argument(
         "--zero-download",
@@ -89,7 +88,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--output-dir", default=str(HUB_CARDS_DIR), help=f"where folders are written (default: {HUB_CARDS_DIR})"
     )
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

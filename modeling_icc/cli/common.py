@@ -8,22 +8,25 @@ from __future__ import annotations
 
 import argparse
 import glob
+import inspect
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..curation.columns import SCORE_QUANTILES
 from ..curation.filter_plan import ColumnRule, FilterPlan
 from ..curation.io import compression
 from ..curation.io.formats import (
     FORMAT_COLUMNS,
     FORMATS,
     INPUT_FORMATS,
-    TEXT_COLUMN,
-    check_input_file,
     default_output_format,
     detect_format,
     infer_format,
 )
+from ..curation.io.readers import check_input_file
+from ..curation.io.table import TEXT_COLUMN
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
 from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, fallback_notices, load_scorer
@@ -31,7 +34,16 @@ from ..utils.errors import UserInputError
 
 if TYPE_CHECKING:
     from ..curation.engines.single_file import FileJob, FileJobResult
-    from ..curation.io.readers import CaptionTable
+    from ..curation.io.table import CaptionTable
+
+
+def keywords_for(target: Callable[..., object], args: argparse.Namespace) -> dict[str, object]:
+    """The parsed options named as ``target``'s parameters (a function's, or a dataclass's fields).
+
+    A flag whose ``dest`` is a parameter's name passes straight through, so a command states each
+    pairing once (its defaults are held to the target's by tests/test_cli_defaults.py).
+    """
+    return {name: getattr(args, name) for name in inspect.signature(target).parameters if hasattr(args, name)}
 
 
 def add_model_options(parser: argparse.ArgumentParser) -> None:
@@ -259,7 +271,7 @@ def file_job(
 
 def _output_format(output: str | None, input_format: str, path: Path | None) -> str:
     """From the output's extension; stdout, and a FIFO or device without one (``/dev/stdout``), as the input."""
-    from ..curation.io.writers import writes_in_place
+    from ..curation.io.outputs import writes_in_place
 
     if output is not None:
         try:
@@ -294,7 +306,7 @@ def print_summary(result: FileJobResult, extra: list[str] | None = None) -> None
         lines.append(f"captions with line breaks, written as \\n in .txt output: {result.escaped_line_breaks}")
     if result.base64_columns:
         lines.append(f"binary columns written as base64 text: {', '.join(result.base64_columns)}")
-    lines.append(quantile_line(result.stats.quantiles([0.05, 0.25, 0.5, 0.75, 0.95])))
+    lines.append(quantile_line(result.stats.quantiles(list(SCORE_QUANTILES))))
     for line in lines:
         print(f"icc: {line}", file=sys.stderr)
 
@@ -306,7 +318,8 @@ def invalid_text_line(count: int, what: str) -> str:
 def quantile_line(quantiles: list[float] | None) -> str:
     if quantiles is None:
         return "no scored rows"
-    return "score quantiles p5/p25/p50/p75/p95: " + " / ".join(f"{q:.3f}" for q in quantiles)
+    names = "/".join(f"p{round(q * 100)}" for q in SCORE_QUANTILES)
+    return f"score quantiles {names}: " + " / ".join(f"{q:.3f}" for q in quantiles)
 
 
 def check_model_options(args: argparse.Namespace) -> None:

@@ -8,6 +8,10 @@ import sys
 from ..hub.convert import convert_student
 from ..hub.upload import prepare_output
 
+DESCRIPTION = (
+    "Convert a student checkpoint (RobertaForSequenceClassification in the published moranyanuka/icc "
+    "format, or ours) into the icc format, and check that its raw scores are unchanged."
+)
 EXAMPLES = """examples:
   hf download moranyanuka/icc            # once, where the Hub is reachable
   icc convert --model moranyanuka/icc --output outputs/icc-distilroberta \\
@@ -23,17 +27,11 @@ the converted folder gives the source's raw scores, through icc and through tran
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Convert a student checkpoint (RobertaForSequenceClassification in the published moranyanuka/icc "
-        "format, or ours) into the icc format, and check that its raw scores are unchanged."
-    )
-    parser.epilog = EXAMPLES
     parser.add_argument(
         "--model", required=True, help="local folder or Hub id (from the Hugging Face cache, or downloaded)"
     )
     parser.add_argument("--output", required=True, metavar="DIR", help="new or empty folder to write")
     parser.add_argument("--card", help="card to include as README.md (e.g. written by `icc cards --all`)")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

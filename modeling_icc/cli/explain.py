@@ -14,6 +14,12 @@ from ..scoring.explanation import Explanation
 from ..utils.errors import UserInputError
 from .common import add_model_options, open_scorer
 
+DESCRIPTION = (
+    "Explain scores. Lite: exact per-word and per-cue contributions to the logit "
+    "(they add up, with the bias, to logit(score)). Mini: exact per-word contributions to the logit (its heads "
+    "are linear over the encoder's token states). Neural students: occlusion, the change in the raw "
+    "score when each word is removed (one extra forward pass per word, batched)."
+)
 EXAMPLES = """examples:
   icc explain "a man with a white shirt" "a great method of quantifying concreteness"
   icc explain --model lite --json "How To Create A Social Media Strategy In 5 Easy Steps"
@@ -23,18 +29,10 @@ EXAMPLES = """examples:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Explain scores. Lite: exact per-word and per-cue contributions to the logit "
-        "(they add up, with the bias, to logit(score)). Mini: exact per-word contributions to the logit (its heads "
-        "are linear over the encoder's token states). Neural students: occlusion, the change in the raw "
-        "score when each word is removed (one extra forward pass per word, batched)."
-    )
-    parser.epilog = EXAMPLES
     parser.add_argument("texts", nargs="+", metavar="TEXT", help="captions to explain")
     parser.add_argument("--json", action="store_true", help="print one JSON object per caption")
     parser.add_argument("--top", type=int, default=3, help="number of top reasons to list (default 3)")
     add_model_options(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from ..curation.columns import AGGREGATES
+from ..curation.filter_options import CLIP_COLUMN
 from ..curation.filter_plan import ColumnRule
 from ..curation.selection import KeepRule
 from ..utils.errors import UserInputError
@@ -24,9 +25,11 @@ from .common import (
     run_single_file,
 )
 
-#: The other rule's column when --and-column is not given (a CLIPScore column's usual name).
-CLIP_COLUMN = "clip_score"
-
+DESCRIPTION = (
+    "Score a caption file (or many shards) and keep rows by one rule. NaN rows (blank or "
+    "non-text captions) are always dropped. Ties in top-k/top-fraction are broken by input order; "
+    "over shards, top-k/top-fraction rank all shards together."
+)
 EXAMPLES = """examples:
   icc filter --input captions.csv --output concrete.csv --threshold 0.5
   icc filter --input pool.parquet --column TEXT --output top.parquet --top-fraction 0.3
@@ -40,12 +43,6 @@ EXAMPLES = """examples:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Score a caption file (or many shards) and keep rows by one rule. NaN rows (blank or "
-        "non-text captions) are always dropped. Ties in top-k/top-fraction are broken by input order; "
-        "over shards, top-k/top-fraction rank all shards together."
-    )
-    parser.epilog = EXAMPLES
     rule = parser.add_mutually_exclusive_group(required=True)
     rule.add_argument("--threshold", type=float, help="keep rows with icc_score >= T")
     rule.add_argument("--top-fraction", type=float, help="keep the top F (0-1] of scored rows")
@@ -98,7 +95,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_shard_options(parser)
     add_model_options(parser)
-    parser.set_defaults(run=run)
 
 
 def other_rule(args: argparse.Namespace) -> ColumnRule | None:

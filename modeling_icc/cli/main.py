@@ -17,12 +17,13 @@ from importlib import import_module
 from ..utils.errors import UserInputError
 from ..version import __version__
 
-#: Command name -> one-line help; ``modeling_icc.cli.<name>`` holds its options and ``run``.
+#: Command name -> one-line help; ``modeling_icc.cli.<name>`` holds its ``DESCRIPTION``, ``EXAMPLES``,
+#: options (``configure``) and ``run``.
 COMMANDS = {
     "score": "score captions (arguments, stdin, txt/jsonl/csv/parquet)",
     "filter": "keep rows whose caption is concrete enough",
     "explain": "show which words and cues push a caption's score up or down",
-    "bench": "benchmark scorers against human concreteness ratings (captions, words, nouns, phrases)",
+    "bench": "quality benchmarks: scorers against human concreteness ratings (captions, words, nouns, phrases)",
     "cards": "generate the model and dataset cards from bench results and provenance",
     "push": "build, check and upload a model, dataset, Space or the evaluate module",
     "convert": "convert a student checkpoint (the published moranyanuka/icc format) into the icc format",
@@ -96,7 +97,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, help_text in COMMANDS.items():
         subparser = subparsers.add_parser(name, help=help_text, formatter_class=argparse.RawDescriptionHelpFormatter)
         if name == command:
-            import_module(f".{name}", __package__).configure(subparser)
+            module = import_module(f".{name}", __package__)
+            subparser.description, subparser.epilog = module.DESCRIPTION, module.EXAMPLES
+            module.configure(subparser)
+            subparser.set_defaults(run=module.run)
     return parser
 
 

@@ -17,6 +17,10 @@ from ..scoring.load import hub_reachable
 from ..utils.errors import UserInputError
 from ..utils.extras import GRADIO, require
 
+DESCRIPTION = (
+    "Build the exact upload folder, validate it offline (card YAML, files, the model "
+    "loading from the folder), then upload it with huggingface_hub unless --dry-run is given."
+)
 EXAMPLES = """examples:
   icc push --kind model --repo-id my-org/icc-distilroberta --model outputs/icc-distilroberta --dry-run outputs/push
   icc push --kind model --repo-id my-org/icc-lite --model lite            # a model shipped in the package: its card
@@ -32,11 +36,6 @@ hub_cards/space/. Uploading needs a Hub token (`hf auth login` or HF_TOKEN).
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Build the exact upload folder, validate it offline (card YAML, files, the model "
-        "loading from the folder), then upload it with huggingface_hub unless --dry-run is given."
-    )
-    parser.epilog = EXAMPLES
     parser.add_argument("--kind", required=True, choices=upload.KINDS)
     parser.add_argument("--repo-id", required=True, help="ORG/NAME on the Hub")
     parser.add_argument(
@@ -52,7 +51,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dry-run", metavar="DIR", help="build and check into DIR (new or empty); upload nothing")
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument("--token", default=None, help="Hub token (default: the logged-in token or HF_TOKEN)")
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..curation.io.formats import TEXT_COLUMN
+from ..curation.io.table import TEXT_COLUMN
 from ..curation.io.text import replace_surrogates
 from ..utils.errors import UserInputError
 from .common import (
@@ -22,6 +22,12 @@ from .common import (
     run_single_file,
 )
 
+DESCRIPTION = (
+    "Score captions for visual concreteness. Output keeps every input column and adds "
+    "icc_score (clipped to [0, 1]; NaN for blank or non-text captions) and icc_model; plain text is written "
+    "as TSV with a header (caption, icc_score, icc_model). Captions given as arguments print as a table "
+    "on a terminal. Only .txt output (score<TAB>caption) leaves out the other columns."
+)
 EXAMPLES = """examples:
   icc score "a man with a white shirt" "a great method of quantifying concreteness"
   icc score --model mini --input captions.txt --output scored.jsonl   # zero-download (lite: fastest)
@@ -33,18 +39,10 @@ EXAMPLES = """examples:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.description = (
-        "Score captions for visual concreteness. Output keeps every input column and adds "
-        "icc_score (clipped to [0, 1]; NaN for blank or non-text captions) and icc_model; plain text is written "
-        "as TSV with a header (caption, icc_score, icc_model). Captions given as arguments print as a table "
-        "on a terminal. Only .txt output (score<TAB>caption) leaves out the other columns."
-    )
-    parser.epilog = EXAMPLES
     parser.add_argument("texts", nargs="*", metavar="TEXT", help="captions to score")
     add_input_options(parser, required=False)
     add_shard_options(parser)
     add_model_options(parser)
-    parser.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,7 +75,7 @@ def score_arguments(args: argparse.Namespace) -> int:
     An argument that is not valid UTF-8 reaches Python with lone surrogates standing for
     its bytes; they are replaced with U+FFFD (and counted) as invalid bytes in files are.
     """
-    from ..curation.io.readers import CaptionTable
+    from ..curation.io.table import CaptionTable
 
     texts = [replace_surrogates(text) for text in args.texts]
     replaced = sum(text != original for text, original in zip(texts, args.texts, strict=True))

@@ -23,6 +23,10 @@ from ..scoring.base import ConcretenessScorer
 from ..utils.errors import UserInputError
 
 AGGREGATES = ("min", "mean", "max")
+#: The column every engine writes ICC scores to (and reads them from) unless told another.
+SCORE_COLUMN = "icc_score"
+#: The quantiles that summaries of scores report (``icc score``'s last line, measurements, distributions).
+SCORE_QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 
 
 def to_pylist(values: Any) -> list:
@@ -143,7 +147,7 @@ def aggregate_column(output_column: str, how: str) -> str:
 def model_column(score_column: str) -> str:
     """The column naming the model whose scores ``score_column`` holds: ``icc_model`` beside ``icc_score``
     (as in the CLI's outputs), ``{score_column}_model`` beside any other."""
-    return "icc_model" if score_column == "icc_score" else f"{score_column}_model"
+    return "icc_model" if score_column == SCORE_COLUMN else f"{score_column}_model"
 
 
 def scored_columns(

@@ -14,20 +14,31 @@ block):
   column's rule (:class:`ColumnRule`: a CLIPScore, VSR's ``is_related`` ...);
 - :meth:`FilterPlan.keep_nodes` keeps, within each row of a nested caption column (GBC
   node captions), the captions passing the rule, with the same positions of aligned columns.
+
+What a user asks an engine to keep, with the defaults, is :class:`~.filter_options.FilterOptions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 
 from ..utils.errors import UserInputError
-from .columns import AGGREGATES, aggregate, aggregate_column, to_float_array, to_pylist
+from .columns import (
+    AGGREGATES,
+    SCORE_COLUMN,
+    aggregate,
+    aggregate_column,
+    model_column,
+    stored_scores_usable,
+    to_float_array,
+    to_pylist,
+)
 from .cuts_in_passes import fit_cuts_in_passes
-from .io.formats import missing_column_message
+from .io.table import TEXT_COLUMN, missing_column_message
 from .selection import Cut, KeepRule, fit_cuts, keep_mask
 
 #: Temporary column with unclipped scores, used to rank rows clipped to the same score.
@@ -63,8 +74,8 @@ class FilterPlan:
     """
 
     rule: KeepRule | None = None
-    column: str = "caption"
-    score_column: str = "icc_score"
+    column: str = TEXT_COLUMN
+    score_column: str = SCORE_COLUMN
     level: Level = "row"
     aggregate: str | None = None
     node_columns: tuple[str, ...] = ()
@@ -112,6 +123,28 @@ class FilterPlan:
                 )
             require_columns(column_names, [self.column, *self.node_columns], source)
         return replace(self, nested=nested, has_scores=has_scores)
+
+    def bind_to_dataset(
+        self,
+        column_names: Sequence[str] | None,
+        model_id: str | None,
+        stored_models: Callable[[str], set[Any]],
+        is_nested: Callable[[str], bool],
+    ) -> FilterPlan:
+        """This plan for a dataset (``datasets``, Ray) that may hold scores already, checked.
+
+        Its ``score_column`` is used when no model is named (``model_id`` is ``None``) or its
+        model column records that model (``stored_models(column)``: the ids found in ``column``);
+        ``is_nested(column)`` tells whether a column holds a list per row.
+        """
+        stored = stored_scores_usable(
+            column_names,
+            self.score_column,
+            self.column,
+            model_id,
+            lambda: stored_models(model_column(self.score_column)),
+        )
+        return self.bind(column_names, is_nested(self.score_column if stored else self.column), use_scores=stored)
 
     @property
     def row_rule(self) -> KeepRule | None:

@@ -7,6 +7,7 @@ Names are imported on first use, so that the ``icc`` command starts fast.
 from ..utils.lazy_exports import lazy_getattr
 
 _EXPORTS = {
+    "Bootstrap": "bootstrap",
     "BENCHMARK_NAMES": "data",
     "BenchmarkSet": "data",
     "caption_benchmark": "data",

@@ -249,7 +249,7 @@ def noun_benchmark(split: NormSplit = "test", tagger: Callable[[list[str]], list
     """
     pairs = brysbaert_unigrams(split)
     if tagger is None:
-        from .baselines.nlp import pos_tags_of_words
+        from .nlp import pos_tags_of_words
 
         tagger = pos_tags_of_words
     tags = tagger([text for text, _ in pairs])

@@ -3,7 +3,7 @@
 For each scorer: quantiles, the share of captions each common threshold keeps (the rule ``icc filter
 --threshold`` applies), a histogram, and the highest and lowest captions
 (distinct, scored captions; ties in input order); for each pair of scorers, the Spearman correlation of their
-scores. Used on the 15,833 CC3M validation captions (``benchmarks/cc3m_distribution.py``) as an
+scores. Used on the 15,833 CC3M validation captions (``benchmarks/quality/cc3m_distribution.py``) as an
 out-of-domain check: no label is involved, so nothing here was fitted on it.
 """
 
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..curation.columns import SCORE_QUANTILES
 from ..curation.selection import KeepRule, keep_mask
 from ..scoring.base import ConcretenessScorer
 from .report import save_figure
 
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 HISTOGRAM_BINS = 20
 #: Thresholds whose kept share is reported: the range users pick from.
 THRESHOLDS = (0.3, 0.5, 0.7, 0.9)
@@ -43,7 +43,7 @@ def score_distribution(texts: Sequence[str], scorers: Mapping[str, ConcretenessS
             "model_id": scorers[name].model_id,
             "n": len(valid),
             "mean": float(valid.mean()),
-            "quantiles": {f"p{round(q * 100)}": float(np.quantile(valid, q)) for q in QUANTILES},
+            "quantiles": {f"p{round(q * 100)}": float(np.quantile(valid, q)) for q in SCORE_QUANTILES},
             "kept_by_threshold": {  # over all captions, as icc filter counts rows in and kept
                 str(threshold): float(keep_mask(values, KeepRule(threshold=threshold)).mean())
                 for threshold in THRESHOLDS

@@ -15,6 +15,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from ..scoring.base import ConcretenessScorer
+from .bootstrap import DEFAULT_BOOTSTRAP, Bootstrap
 from .data import IN_SAMPLE_NOTES, PUBLISHED, BenchmarkSet
 
 if TYPE_CHECKING:
@@ -86,14 +87,10 @@ def run_benchmarks(
     benchmarks: Sequence[BenchmarkSet],
     scorers: Sequence[BenchScorer],
     *,
-    n_bootstrap: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    bootstrap: Bootstrap = DEFAULT_BOOTSTRAP,
     progress: bool = True,
 ) -> tuple[list[BenchResult], list[Skipped]]:
     """Every scorer on every benchmark, in the given order; reference rows only where the data has them."""
-    from .metrics import correlate  # scipy: loaded only when a benchmark runs
-
     results, skipped = [], []
     pairs = [(benchmark, entry) for benchmark in benchmarks for entry in scorers]
     # disable=None: the bar shows on a terminal only
@@ -107,13 +104,9 @@ def run_benchmarks(
                 reason = f"{PUBLISHED} scores were released for the clean captions only"
             skipped.append(Skipped(benchmark.name, entry.name, reason))
             continue
-        report = correlate(scores, benchmark.labels, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
+        report = bootstrap.correlate(scores, benchmark.labels)
         note = IN_SAMPLE_NOTES.get(benchmark.data_id, "") if benchmark.data_id in entry.in_sample else ""
         clean = next((r for r in results if r.benchmark == benchmark.clean_of and r.scorer.name == entry.name), None)
-        versus_clean = (
-            None
-            if clean is None
-            else correlate(scores, clean.scores, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence)
-        )
+        versus_clean = None if clean is None else bootstrap.correlate(scores, clean.scores)
         results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note, versus_clean))
     return results, skipped

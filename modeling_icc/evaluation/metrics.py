@@ -13,6 +13,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
+from .bootstrap import DEFAULT_BOOTSTRAP
+
 METRICS = ("pearson", "spearman", "kendall")
 #: Bootstrap resamples handled per vectorized step (bounds memory on large benchmarks).
 _CHUNK_ROWS = 64
@@ -85,7 +87,12 @@ def complete_pairs(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, 
 
 
 def correlate(
-    scores: np.ndarray, labels: np.ndarray, *, n_bootstrap: int = 1000, seed: int = 0, confidence: float = 0.95
+    scores: np.ndarray,
+    labels: np.ndarray,
+    *,
+    n_bootstrap: int = DEFAULT_BOOTSTRAP.n_bootstrap,
+    seed: int = DEFAULT_BOOTSTRAP.seed,
+    confidence: float = DEFAULT_BOOTSTRAP.confidence,
 ) -> CorrelationReport:
     """The three correlations with percentile bootstrap intervals.
 

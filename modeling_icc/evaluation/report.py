@@ -10,7 +10,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..utils.atomic_files import atomic_file, write_text
 from ..utils.provenance import environment, package_versions, write_json
+from .bootstrap import DEFAULT_BOOTSTRAP
 from .data import BenchmarkSet
 from .harness import BenchResult, Skipped
 from .metrics import METRICS, Estimate
@@ -207,10 +209,9 @@ def save_figure(figure, path: str | os.PathLike, layout: bool = True) -> Path:
         figure.tight_layout()
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp.png")
-    figure.savefig(temp, dpi=110)
+    with atomic_file(path) as stream:
+        figure.savefig(stream, dpi=110, format="png")
     plt.close(figure)
-    os.replace(temp, path)
     return path
 
 
@@ -228,9 +229,7 @@ def write_outputs(
     output_dir = Path(output_dir)
     paths = [write_json(output_dir / f"{name}.json", results_payload(results, skipped, benchmarks, settings, device))]
     markdown = output_dir / f"{name}.md"
-    temp = markdown.with_name(f".{markdown.name}.tmp")
-    temp.write_text(markdown_tables(results, benchmarks, settings.get("confidence", 0.95)), encoding="utf-8")
-    os.replace(temp, markdown)
+    write_text(markdown, markdown_tables(results, benchmarks, settings.get("confidence", DEFAULT_BOOTSTRAP.confidence)))
     paths.append(markdown)
     family = {benchmark.name for benchmark in _noisy_family(benchmarks)}
     for benchmark in benchmarks:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..curation.io.table import TEXT_COLUMN
 from ..scoring.devices import resolve_device
+from .bootstrap import DEFAULT_BOOTSTRAP, Bootstrap
 from .data import (
     DEFAULT_BENCHMARKS,
+    DEV_LABEL_COLUMN,
     NOISY_CAPTIONS,
     PUBLISHED_COLUMN,
     BenchmarkSet,
@@ -30,8 +33,8 @@ def load_benchmarks(
     *,
     data: str | os.PathLike | None = None,
     fmt: str | None = None,
-    caption_column: str = "caption",
-    label_column: str = "concreteness_annotation",
+    caption_column: str = TEXT_COLUMN,
+    label_column: str = DEV_LABEL_COLUMN,
     published_column: str | None = PUBLISHED_COLUMN,
     norm_split: NormSplit = "test",
 ) -> list[BenchmarkSet]:
@@ -68,9 +71,9 @@ def run_suite(
     benchmarks: Sequence[BenchmarkSet],
     scorers: Sequence[BenchScorer],
     *,
-    n_bootstrap: int = 1000,
-    seed: int = 0,
-    confidence: float = 0.95,
+    n_bootstrap: int = DEFAULT_BOOTSTRAP.n_bootstrap,
+    seed: int = DEFAULT_BOOTSTRAP.seed,
+    confidence: float = DEFAULT_BOOTSTRAP.confidence,
     device: str = "auto",
     output_dir: str | os.PathLike = "bench_results",
     name: str = "results",
@@ -78,13 +81,10 @@ def run_suite(
     progress: bool = True,
 ) -> SuiteOutcome:
     """Score every benchmark with every scorer and write ``NAME.json``, ``NAME.md`` and the PNGs."""
-    results, skipped = run_benchmarks(
-        benchmarks, scorers, n_bootstrap=n_bootstrap, seed=seed, confidence=confidence, progress=progress
-    )
+    bootstrap = Bootstrap(n_bootstrap, seed, confidence)
+    results, skipped = run_benchmarks(benchmarks, scorers, bootstrap=bootstrap, progress=progress)
     settings = {
-        "n_bootstrap": n_bootstrap,
-        "seed": seed,
-        "confidence": confidence,
+        **asdict(bootstrap),
         "interval": "percentile bootstrap over caption/word resamples (paired across metrics)",
         "scores": "raw scorer outputs (score(..., raw=True)); NaN scores drop their pair",
         "command": command,

@@ -4,7 +4,7 @@ Model cards take their ``model-index`` from ``icc bench`` results (held-out rows
 their speed from the speed benchmarks' JSON and, for a student we trained, their training
 section from the distillation provenance; dataset cards read their schema and size from
 the data itself. See :mod:`.results_schema` for the JSON fields used. The teacher-score
-dataset's card is written by the pipeline (:mod:`modeling_icc.distillation.dataset_card`).
+dataset's card is written by the pipeline (:mod:`modeling_icc.training.distillation.dataset_card`).
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData, EvalResult, ModelCard, ModelCardData
 
-from ..distillation.dataset_card import size_category, teacher_lines
-from ..distillation.distill import DistillConfig, StudentTrainingArguments
 from ..evaluation.data import PUBLISHED
 from ..scoring.load import DEFAULT_MODEL_ID
+from ..training.distillation.dataset_card import size_category, teacher_lines
+from ..training.distillation.distill import DistillConfig, StudentTrainingArguments
 from ..utils.citation import CITATION, PAPER_URL
 from ..utils.errors import UserInputError
 from ..utils.shipped_data import (

@@ -42,7 +42,7 @@ def convert_student(source: str | os.PathLike, folder: Path, card: str | os.Path
     if not isinstance(getattr(scorer, "model", None), ICCForConcreteness):
         raise UserInputError(f"{source!r} is not a student checkpoint (models shipped in the package have none)")
     save_student(scorer.model, scorer.tokenizer, folder)
-    from ..distillation.distill import PROVENANCE_FILE
+    from ..training.distillation.distill import PROVENANCE_FILE
 
     provenance = Path(source) / PROVENANCE_FILE
     if provenance.is_file():

@@ -9,11 +9,11 @@ point into ``icc_metric/``, the student's code files into the package) stay link
 from __future__ import annotations
 
 import dataclasses
-import os
 import tempfile
 from pathlib import Path
 
 from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, ZERO_DOWNLOAD_MODELS
+from ..utils.atomic_files import write_bytes, write_text
 from ..utils.errors import UserInputError
 from .cards import (
     BENCHMARK_DATA_FILE,
@@ -32,7 +32,7 @@ MODEL_NAME = "icc-distilroberta"
 TEACHER_DATASET_NAME = "icc-teacher-scores"
 BENCHMARK_DATASET_NAME = "icc-caption-concreteness"
 METRIC_NAME = "icc"
-#: The speed results the published student's card quotes (``benchmarks/student_throughput.py``).
+#: The speed results the published student's card quotes (``benchmarks/speed/student_throughput.py``).
 STUDENT_SPEED_FILE = "student_throughput_cpu.json"
 #: In the student's folder: how to add the weights this repository does not hold.
 WEIGHTS_NOTE = "WEIGHTS.md"
@@ -47,12 +47,7 @@ def write_if_changed(path: Path, text: str) -> Path:
     """Write ``text`` to ``path`` atomically, unless it already holds exactly that."""
     if path.is_file() and path.read_text(encoding="utf-8") == text:
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp")  # opened like any new file: the umask sets its mode
-    with temp.open("w", encoding="utf-8", newline="") as stream:
-        stream.write(text)
-    os.replace(temp, path)
-    return path
+    return write_text(path, text)
 
 
 def write_bytes_if_changed(path: Path, data: bytes) -> Path:
@@ -60,11 +55,7 @@ def write_bytes_if_changed(path: Path, data: bytes) -> Path:
     the package's file stays a link)."""
     if path.is_file() and path.read_bytes() == data:
         return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_bytes(data)
-    os.replace(temp, path)
-    return path
+    return write_bytes(path, data)
 
 
 def zero_download_files(name: str) -> dict[str, bytes]:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..curation.columns import SCORE_QUANTILES
 from ..curation.selection import KeepRule, keep_mask
 from ..scoring.inputs import caption_list
 from ..scoring.load import (
@@ -25,8 +26,6 @@ from ..scoring.load import (
 
 #: Accepted values of ``aggregation``; "all" means mean, median, std and quantiles.
 AGGREGATIONS = ("mean", "median", "quantiles", "all")
-#: Quantiles reported by ``aggregation="quantiles"`` (and "all").
-QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 #: The ``config_name`` evaluate gives a module loaded without one: the published student.
 DEFAULT_CONFIG = "default"
 
@@ -133,8 +132,8 @@ def summarize(scores: np.ndarray, aggregation: str) -> dict:
     if aggregation == "all":
         out["icc_std"] = float("nan") if empty else float(valid.std())
     if aggregation in ("quantiles", "all"):
-        values = [float("nan")] * len(QUANTILES) if empty else np.quantile(valid, QUANTILES).tolist()
-        out["icc_quantiles"] = {f"p{round(q * 100)}": float(v) for q, v in zip(QUANTILES, values, strict=True)}
+        values = [float("nan")] * len(SCORE_QUANTILES) if empty else np.quantile(valid, SCORE_QUANTILES).tolist()
+        out["icc_quantiles"] = {f"p{round(q * 100)}": float(v) for q, v in zip(SCORE_QUANTILES, values, strict=True)}
     return out
 
 

@@ -19,17 +19,17 @@ Bench results: the ``NAME.json`` that ``icc bench`` writes (``modeling_icc.evalu
                   "pearson": {"value": 0.74, "low": 0.69, "high": 0.79},   # value null = undefined
                   "spearman": {...}, "kendall": {...}}]}     # each optional
 
-Speed results: the ``NAME.json`` the speed benchmarks write (``benchmarks/*_throughput.py``)::
+Speed results: the ``NAME.json`` the speed benchmarks write (``benchmarks/speed/*_throughput.py``)::
 
     {"benchmark": "student_throughput",                      # required: the script's name
-     "command": "python benchmarks/...",                     # optional (else rebuilt, see speed_command)
+     "command": "python benchmarks/speed/...",               # optional (else rebuilt, see speed_command)
      "model": "...", "tokenizer": "...",                     # optional: what was timed
      "captions": {"n": 4096, ...}, "repeats": 5,             # optional settings
      "environment": {...},                                   # optional
      "results": {"captions_per_cpu_second": 26768.4, ...}    # flat rates (lite), or
      "results": {"load_scorer_bfloat16": {"captions_per_s": 1007.6, ...}, ...}}   # one per variant
 
-Provenance: ``icc_provenance.json``, which ``modeling_icc.distillation.distill`` writes next to
+Provenance: ``icc_provenance.json``, which ``modeling_icc.training.distillation.distill`` writes next to
 every distilled student::
 
     {"backbone": "distilroberta-base",                       # required
@@ -200,6 +200,8 @@ class SpeedResults:
     source: str = ""
 
 
+#: Where the speed benchmarks' scripts live, from the repository root (their results: its ``results/``).
+SPEED_BENCHMARKS_DIR = "benchmarks/speed"
 #: Which recorded settings each speed script takes back as flags (others: ``--n`` and ``--repeats``).
 SPEED_FLAGS = {"student_throughput": ("device", "n", "repeats", "compile")}
 
@@ -242,12 +244,12 @@ def speed_command(data: dict) -> str:
             flags.append(f"--{flag}")
         elif value is not None:
             flags.append(f"--{flag} {value}")
-    return " ".join([f"python benchmarks/{data['benchmark']}.py", *flags])
+    return " ".join([f"python {SPEED_BENCHMARKS_DIR}/{data['benchmark']}.py", *flags])
 
 
 def read_provenance(path: str | os.PathLike) -> Provenance:
     """A student's provenance: the JSON file, or the student folder that holds ``icc_provenance.json``."""
-    from ..distillation.distill import PROVENANCE_FILE
+    from ..training.distillation.distill import PROVENANCE_FILE
 
     path = Path(path)
     data = _read_json(path / PROVENANCE_FILE if path.is_dir() else path, "provenance")

@@ -2,7 +2,7 @@
 
 ``ICC_FORCE_FP32=1`` in the environment makes the package behave as on a CPU without
 native bf16 (an AVX2-only machine): fp32 by default on every device, and the
-benchmarks skip their bf16 variants. It exists so that the fp32 path, the default
+speed benchmarks skip their bf16 variants. It exists so that the fp32 path, the default
 on many CPUs, can be tested and measured on any machine (``make test`` runs the
 suite both ways).
 """
@@ -84,7 +84,7 @@ def bf16_unavailable_reason(device: torch.device) -> str | None:
     """Why ``device`` should not run bf16 (``None``: it multiplies bf16 natively).
 
     Without hardware support bf16 runs in software emulation, many times slower than
-    fp32; benchmarks skip such variants and record this reason instead of a number.
+    fp32; the speed benchmarks skip such variants and record this reason instead of a number.
     """
     if fp32_forced():
         return f"{FORCE_FP32_ENV}=1 forces the fp32 path"
@@ -101,7 +101,7 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
     bf16 on GPUs that support it (fp16 otherwise) and on CPUs with native bf16
     (AMX / AVX512-BF16; about 4x faster there than fp32); fp32 on other CPUs, and
     everywhere when ``ICC_FORCE_FP32`` is set. An explicit ``dtype`` is always honoured.
-    ``benchmarks/student_throughput.py`` measures the deviation on a trained model.
+    ``benchmarks/speed/student_throughput.py`` measures the deviation on a trained model.
     """
     if isinstance(dtype, torch.dtype):
         return dtype

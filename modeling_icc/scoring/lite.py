@@ -8,7 +8,7 @@ import numpy as np
 
 from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze
 from ..models.lite.lexicon import Lexicon, default_lexicon
-from ..models.lite.model import LiteModel, default_lite_model
+from ..models.lite.modeling_lite import LiteModel, default_lite_model
 from ..utils.caption_text import normalize_caption
 from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer

@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # torch and transformers are imported only when a neural mode
 DEFAULT_MODEL_ID = "moranyanuka/icc"
 LITE_MODEL_ID = "lite"
 MINI_MODEL_ID = "mini"
+#: A scorer's per-call settings: not part of a cached model's identity (each call gets a copy with its own).
+BATCH_SETTINGS = ("batch_size", "max_batch_tokens", "progress", "tokenize_workers")
 
 
 def _mini_scorer(**options) -> ConcretenessScorer:
@@ -128,7 +130,7 @@ def load_scorer(
     shapes, frozen weights) instead of the default
     :class:`~modeling_icc.models.icc.fast_encoder.FastICCEncoder`: about a minute to start
     and, on this project's 2-core CPU, slower than the default
-    (``benchmarks/student_throughput.py --compile``); untested on GPUs here.
+    (``benchmarks/speed/student_throughput.py --compile``); untested on GPUs here.
 
     ``tokenize_workers``: processes that tokenize for the neural models (``None``: every usable core
     when the model runs on a GPU, where one process cannot tokenize as fast as the model scores; 0 on a
@@ -144,19 +146,14 @@ def load_scorer(
         raise ValueError(f"tokenize_workers must be >= 0, got {tokenize_workers}")
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
     fallback = os.fspath(fallback) if fallback is not None else None
+    batch = dict(
+        batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress, tokenize_workers=tokenize_workers
+    )
     if cache:
         key = (*_cache_key(name, device, dtype, compile), fallback)
-        scorer, notice = _cached(key, batch_size, max_batch_tokens, progress, tokenize_workers)
+        scorer, notice = _cached(key, tuple(batch.items()))
     else:
-        options = dict(
-            device=device,
-            dtype=dtype,
-            batch_size=batch_size,
-            max_batch_tokens=max_batch_tokens,
-            progress=progress,
-            tokenize_workers=tokenize_workers,
-        )
-        scorer, notice = _load_with_fallback(name, fallback, compile=compile, **options)
+        scorer, notice = _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **batch)
     if notice:
         warnings.warn(notice, ModelFallbackWarning, stacklevel=2)
     return scorer
@@ -187,20 +184,11 @@ def _load(
     *,
     device: str | torch.device | None,
     dtype: str | torch.dtype | None,
-    batch_size: int | None,
-    max_batch_tokens: int | None,
-    progress: bool | None,
     compile: bool,
-    tokenize_workers: int | None,
+    **batch: int | bool | None,
 ) -> ConcretenessScorer:
-    options = dict(
-        device=device,
-        dtype=dtype,
-        batch_size=batch_size,
-        max_batch_tokens=max_batch_tokens,
-        progress=progress,
-        tokenize_workers=tokenize_workers,
-    )
+    """The scorer for ``name``; ``batch``: the :data:`BATCH_SETTINGS` (``None`` for the model's own)."""
+    options = dict(device=device, dtype=dtype, **batch)
     if name in ZERO_DOWNLOAD_MODELS:
         return ZERO_DOWNLOAD_MODELS[name](**options)
     repository = _zero_download_repository(name, **options)
@@ -227,16 +215,7 @@ def _load(
                 raise
             model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=False)
     model.to(resolved_device)
-    return NeuralScorer(
-        model,
-        tokenizer,
-        model_id=name,
-        batch_size=batch_size,
-        max_batch_tokens=max_batch_tokens,
-        progress=progress,
-        compile=compile,
-        tokenize_workers=tokenize_workers,
-    )
+    return NeuralScorer(model, tokenizer, model_id=name, compile=compile, **batch)
 
 
 def _zero_download_repository(name: str, **options) -> ConcretenessScorer | None:
@@ -304,28 +283,16 @@ def effective_device_and_dtype(
 @lru_cache(maxsize=8)
 def _cached_model(key: tuple) -> tuple[ConcretenessScorer, str | None]:
     name, device, dtype, compile, fallback = key
-    unset = dict.fromkeys(("batch_size", "max_batch_tokens", "progress", "tokenize_workers"))  # set per call, on a copy
+    unset = dict.fromkeys(BATCH_SETTINGS)  # set per call, on a copy
     return _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **unset)
 
 
 @lru_cache(maxsize=16)
-def _cached(
-    key: tuple,
-    batch_size: int | None,
-    max_batch_tokens: int | None,
-    progress: bool | None,
-    tokenize_workers: int | None,
-) -> tuple[ConcretenessScorer, str | None]:
-    """The cached model with these batch settings: a shallow copy sharing its weights (kept, so its
-    per-instance state, such as the fast encoder, is built once)."""
+def _cached(key: tuple, batch: tuple[tuple[str, int | bool | None], ...]) -> tuple[ConcretenessScorer, str | None]:
+    """The cached model with these batch settings (``(name, value)`` pairs): a shallow copy sharing its
+    weights (kept, so its per-instance state, such as the fast encoder, is built once)."""
     scorer, notice = _cached_model(key)
-    settings = {
-        "batch_size": batch_size,
-        "max_batch_tokens": max_batch_tokens,
-        "progress": progress,
-        "tokenize_workers": tokenize_workers,
-    }
-    changes = {name: value for name, value in settings.items() if value is not None and hasattr(scorer, name)}
+    changes = {name: value for name, value in batch if value is not None and hasattr(scorer, name)}
     if not changes:
         return scorer, notice
     resized = copy.copy(scorer)

@@ -11,7 +11,7 @@ that is waited for only after the next chunk has been launched. Outputs are put 
 On CPUs the batches run side by side, one per core, each with one torch thread (:func:`run_batches`),
 instead of one batch at a time across all cores: the products of short captions are too small for
 several threads to share well, and each operator's thread barrier costs most where other jobs share the
-cores (``benchmarks/mini_cpu.py`` measures it against the old one-batch path).
+cores (``benchmarks/speed/mini_cpu.py`` measures it against the old one-batch path).
 """
 
 from __future__ import annotations

@@ -11,7 +11,6 @@ from ..models.sba.modeling_sba import SBAForCaptionReconstruction, SBAProjector
 from ..models.vba.configuration_vba import VBAConfig
 from .captions import CaptionSet, count_words, load_captions
 from .sba import SBAComponents, SBAPipeline
-from .sba_training import ProjectorTrainingArguments, SBACollator, train_sba
 from .scoring import SHARD_SCHEMA, read_shards, score_to_shards
 from .similarity import BERTScoreSimilarity, best_char_similarity, char_similarity
 from .teacher import Reconstruction, Teacher, caption_seed
@@ -21,9 +20,7 @@ __all__ = [
     "SHARD_SCHEMA",
     "BERTScoreSimilarity",
     "CaptionSet",
-    "ProjectorTrainingArguments",
     "Reconstruction",
-    "SBACollator",
     "SBAComponents",
     "SBAConfig",
     "SBAForCaptionReconstruction",
@@ -39,5 +36,4 @@ __all__ = [
     "load_captions",
     "read_shards",
     "score_to_shards",
-    "train_sba",
 ]

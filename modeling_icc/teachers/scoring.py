@@ -3,9 +3,11 @@
 Shard ``k`` always holds rows ``[k * shard_size, (k + 1) * shard_size)`` of the
 caption set and is written atomically (temporary file, then rename), so a
 finished shard is complete by construction: a killed run restarted with the same
-arguments skips finished shards and never writes a row twice. ``manifest.json``
+arguments skips finished shards and never writes a row twice. ``_run.json``
 records the run's identity; a restart with different captions, shard size, seed
-or teacher settings is refused instead of mixing results.
+or teacher settings is refused instead of mixing results (the resume protocol shared
+with sharded curation jobs: :mod:`~modeling_icc.utils.resumable`). A directory written
+before ``_run.json`` replaced ``manifest.json`` is refused with a one-line error.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from ..utils import resumable
+from ..utils.atomic_files import atomic_file
 from ..utils.errors import UserInputError
-from ..utils.provenance import write_json
 from .captions import CaptionSet, count_words
 from .teacher import Teacher
 
-MANIFEST = "manifest.json"
+#: What runs recorded before the shared resume protocol's ``_run.json`` (such directories are refused).
+OLD_MANIFEST = "manifest.json"
 SHARD_GLOB = "shard-*.parquet"
 
 #: Columns of every teacher shard (documented in docs/teachers.md).
@@ -68,9 +72,26 @@ def score_to_shards(
     if shard_size <= 0 or batch_size <= 0:
         raise UserInputError("shard_size and batch_size must be positive")
     out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    provenance = teacher.provenance()
-    _check_manifest(out_dir, teacher.name, captions, seed, shard_size, provenance)
+    with resumable.locked(out_dir):
+        _refuse_old_directory(out_dir)
+        provenance = teacher.provenance()
+        _bind_settings(out_dir, teacher.name, captions, seed, shard_size, provenance)
+        resumable.remove_partial_files([out_dir])
+        _score_missing_shards(teacher, captions, out_dir, seed, shard_size, batch_size, progress, provenance)
+    return out_dir
+
+
+def _score_missing_shards(
+    teacher: Teacher,
+    captions: CaptionSet,
+    out_dir: Path,
+    seed: int,
+    shard_size: int,
+    batch_size: int,
+    progress: bool | None,
+    provenance: dict,
+) -> None:
+    """Score and write every shard not written yet (shard ``k``: rows ``[k * shard_size, (k + 1) * shard_size)``)."""
     provenance_json = json.dumps(provenance, sort_keys=True)
     n_shards = -(-len(captions) // shard_size)
     todo = [k for k in range(n_shards) if not (out_dir / shard_name(k)).is_file()]
@@ -99,16 +120,15 @@ def score_to_shards(
                 schema=SHARD_SCHEMA,
             )
             _write_parquet_atomic(table, out_dir / shard_name(k))
-    return out_dir
 
 
 def read_shards(out_dir: str | os.PathLike) -> pa.Table:
     """All shards of a finished run, in row order; refuses an unfinished run."""
     out_dir = Path(out_dir)
-    manifest_path = out_dir / MANIFEST
-    if not manifest_path.is_file():
-        raise UserInputError(f"{out_dir} holds no teacher scores (no {MANIFEST})")
-    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    _refuse_old_directory(out_dir)
+    manifest = resumable.recorded_settings(out_dir)
+    if manifest is None:
+        raise UserInputError(f"{out_dir} holds no teacher scores (no {resumable.RUN_FILE})")
     n_shards = -(-manifest["n_rows"] // manifest["shard_size"])
     missing = [shard_name(k) for k in range(n_shards) if not (out_dir / shard_name(k)).is_file()]
     if missing:
@@ -118,7 +138,7 @@ def read_shards(out_dir: str | os.PathLike) -> pa.Table:
     return pa.concat_tables([pq.read_table(out_dir / shard_name(k), schema=SHARD_SCHEMA) for k in range(n_shards)])
 
 
-def _check_manifest(
+def _bind_settings(
     out_dir: Path, teacher: str, captions: CaptionSet, seed: int, shard_size: int, provenance: dict
 ) -> None:
     identity = {
@@ -129,22 +149,24 @@ def _check_manifest(
         "seed": seed,
         "settings": {key: value for key, value in provenance.items() if key != "versions"},
     }
-    path = out_dir / MANIFEST
-    if path.is_file():
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        changed = sorted(key for key in identity if previous.get(key) != identity[key])
-        if changed:
-            raise UserInputError(
-                f"{out_dir} holds a run with different {', '.join(changed)}; use a new output directory "
-                "or delete the old one"
-            )
-        return
-    if any(out_dir.glob(SHARD_GLOB)):
-        raise UserInputError(f"{out_dir} has shards but no {MANIFEST}; refusing to mix runs")
-    write_json(path, {**identity, "provenance": provenance})
+    resumable.bind_settings(
+        out_dir,
+        identity,
+        holds_work=any(out_dir.glob(SHARD_GLOB)),
+        advice="use a new output directory or delete the old one",
+        record={"provenance": provenance},
+    )
+
+
+def _refuse_old_directory(out_dir: Path) -> None:
+    """A directory scored before ``_run.json``: refused, never rescored or mixed silently."""
+    if (out_dir / OLD_MANIFEST).is_file() and not (out_dir / resumable.RUN_FILE).is_file():
+        raise UserInputError(
+            f"{out_dir} was scored by an older version (it has {OLD_MANIFEST}, not {resumable.RUN_FILE}); "
+            "score into a new output directory"
+        )
 
 
 def _write_parquet_atomic(table: pa.Table, path: Path) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
-    pq.write_table(table, temp)
-    os.replace(temp, path)
+    with atomic_file(path) as stream:
+        pq.write_table(table, stream)

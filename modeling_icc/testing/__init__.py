@@ -3,11 +3,12 @@
 Each submodule builds one family from configs in seconds with no download, so the
 real code paths run on them: ``student`` (the ICC student and its tokenizer), ``teachers``
 (SBA, VBA and BERTScore components with offline tokenizers), ``baselines`` (CLIP, a
-causal LM and a text-to-image pipeline for the model-based baselines) and ``publishing``
-(a teacher-score parquet for card and push tests).
+causal LM and a text-to-image pipeline for the model-based baselines), ``publishing``
+(a teacher-score parquet for card and push tests) and ``pipeline`` (a pipeline config on tiny components).
 """
 
 from .baselines import save_tiny_causal_lm, save_tiny_clip, save_tiny_text_to_image
+from .pipeline import with_tiny_components
 from .publishing import write_teacher_score_dataset
 from .student import (
     ROBERTA_SPECIAL_TOKENS,
@@ -52,5 +53,6 @@ __all__ = [
     "tiny_tokenizer",
     "tiny_vba",
     "training_corpus",
+    "with_tiny_components",
     "write_teacher_score_dataset",
 ]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import torch
 
+from .student import TINY_TOWER
 from .teachers import (
     tiny_clip_text_config,
     tiny_clip_tokenizer,
@@ -24,15 +25,7 @@ def save_tiny_clip(directory: str | Path, seed: int = 0) -> Path:
     directory = Path(directory)
     torch.manual_seed(seed)
     text = tiny_clip_text_config()
-    vision = dict(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=32,
-        patch_size=8,
-        projection_dim=text.projection_dim,
-    )
+    vision = dict(**TINY_TOWER, image_size=32, patch_size=8, projection_dim=text.projection_dim)
     config = CLIPConfig(text_config=text.to_dict(), vision_config=vision, projection_dim=text.projection_dim)
     CLIPModel(config).eval().save_pretrained(directory)
     tiny_clip_tokenizer().save_pretrained(directory)

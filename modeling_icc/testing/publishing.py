@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..distillation.teacher_dataset import teacher_table_from_records, with_scores, write_dataset
+from ..training.distillation.teacher_dataset import teacher_table_from_records, with_scores, write_dataset
 from ..utils.shipped_data import dev_split
 
 

@@ -14,6 +14,8 @@ from ..models.icc.modeling_icc import ICCForConcreteness
 from ..utils.shipped_data import dev_split, paper_examples
 
 ROBERTA_SPECIAL_TOKENS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+#: The shape of every tiny tower (the student, CLIP's text and vision towers, BLIP-2's ViT and Q-Former).
+TINY_TOWER = dict(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2)
 
 
 def training_corpus() -> list[str]:
@@ -66,10 +68,7 @@ def tiny_roberta_kwargs(vocab_size: int = 512, max_length: int = 128) -> dict:
     """A 2-layer, 32-wide RoBERTa shape (DistilRoBERTa's wiring, a fraction of its size)."""
     return dict(
         vocab_size=vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
+        **TINY_TOWER,
         max_position_embeddings=max_length + 2,
         type_vocab_size=1,
         pad_token_id=1,
@@ -108,5 +107,5 @@ def save_published_format_checkpoint(directory: str | Path, seed: int = 0) -> Pa
 
 
 def distilroberta_config() -> ICCConfig:
-    """The real DistilRoBERTa-base shape (82M parameters), for benchmarks with random weights."""
+    """The real DistilRoBERTa-base shape (82M parameters), for speed benchmarks with random weights."""
     return ICCConfig(vocab_size=50265, hidden_size=768, num_attention_heads=12, intermediate_size=3072)

@@ -30,7 +30,7 @@ from transformers import (
 )
 from transformers.models.blip import BlipImageProcessorPil
 
-from .student import tiny_roberta_kwargs, tiny_tokenizer, train_byte_bpe
+from .student import TINY_TOWER, tiny_roberta_kwargs, tiny_tokenizer, train_byte_bpe
 
 TINY_VOCAB = 512
 #: Image side of the tiny text-to-image model (the VAE halves it once: 8x8 latents).
@@ -106,10 +106,7 @@ def tiny_clip_text_config(**overrides) -> CLIPTextConfig:
     tokenizer = tiny_clip_tokenizer()
     values = dict(
         vocab_size=TINY_VOCAB,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
+        **TINY_TOWER,
         max_position_embeddings=77,
         projection_dim=32,
         **special_token_ids(tokenizer),
@@ -236,26 +233,21 @@ def build_blip2(config: Blip2Config, image_size: int) -> tuple[Blip2ForCondition
     return Blip2ForConditionalGeneration(config).eval(), processor
 
 
-def tiny_blip2_config() -> Blip2Config:
+def opt_blip2_config(vision: dict, qformer: dict, opt: dict, num_query_tokens: int) -> Blip2Config:
+    """A BLIP-2 with an OPT language model read through :func:`tiny_opt_tokenizer`: the OPT's special ids are
+    the tokenizer's and ``<image>`` is the id right after its vocabulary, where the processor appends it."""
     tokenizer = tiny_opt_tokenizer()
-    vision = dict(
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        image_size=TINY_IMAGE_SIZE,
-        patch_size=4,
+    return Blip2Config(
+        vision_config=vision,
+        qformer_config=qformer,
+        text_config={"model_type": "opt", **opt, **special_token_ids(tokenizer)},
+        num_query_tokens=num_query_tokens,
+        image_token_index=len(tokenizer),
     )
-    qformer = dict(
-        vocab_size=TINY_VOCAB,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        encoder_hidden_size=32,
-    )
-    text = dict(
-        model_type="opt",
+
+
+def tiny_blip2_config() -> Blip2Config:
+    opt = dict(
         vocab_size=TINY_VOCAB + 1,  # + the <image> token the processor adds
         hidden_size=32,
         ffn_dim=64,
@@ -263,11 +255,10 @@ def tiny_blip2_config() -> Blip2Config:
         num_attention_heads=2,
         word_embed_proj_dim=32,
         max_position_embeddings=256,
-        **special_token_ids(tokenizer),
     )
-    return Blip2Config(
-        vision_config=vision, qformer_config=qformer, text_config=text, num_query_tokens=4, image_token_index=TINY_VOCAB
-    )
+    vision = dict(**TINY_TOWER, image_size=TINY_IMAGE_SIZE, patch_size=4)
+    qformer = dict(vocab_size=TINY_VOCAB, **TINY_TOWER, encoder_hidden_size=32)
+    return opt_blip2_config(vision, qformer, opt, num_query_tokens=4)
 
 
 def tiny_blip2(seed: int = 0) -> tuple[Blip2ForConditionalGeneration, Blip2Processor]:

@@ -1,2 +1,2 @@
 """Shared helpers that depend on nothing else in the package: errors, provenance (versions,
-atomic JSON), shipped data, the training scripts' TrainingArguments and option parsing."""
+atomic JSON), shipped data, the human norms, caption text normalization, noise and windows."""

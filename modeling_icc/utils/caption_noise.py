@@ -1,6 +1,6 @@
 """Seeded web noise for captions: what open-web and social-media text adds to a description.
 
-One generator for training and evaluation: mini's fit (``models/mini/fit.py``) adds noisy copies of
+One generator for training and evaluation: mini's fit (``training/fit_mini.py``) adds noisy copies of
 its training captions with :data:`TRAINING_NOISE`, and the ``noisy_captions`` benchmark of ``icc
 bench`` measures with :data:`BENCHMARK_NOISE`. The two vocabularies share no boilerplate phrase,
 handle, generic hashtag, emoji, domain or keyword, so the benchmark does not reward strings the model

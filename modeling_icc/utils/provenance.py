@@ -1,4 +1,4 @@
-"""Helpers for throughput benchmarks: a realistic synthetic caption set, timing, environment."""
+"""Helpers for the speed benchmarks: a realistic synthetic caption set, timing, environment."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..version import DISTRIBUTION
+from .atomic_files import write_text
 from .shipped_data import dev_split
 
 #: Log-normal word counts: median 9 words, long tail, clipped to [1, 80] (LAION-like).
@@ -131,10 +132,5 @@ def environment(device: str) -> dict:
 
 
 def write_json(path: str | os.PathLike, payload: dict) -> Path:
-    """Write ``payload`` atomically (temp file + rename) with stable formatting."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temp = path.with_suffix(path.suffix + ".tmp")
-    temp.write_text(json.dumps(payload, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-    os.replace(temp, path)
-    return path
+    """Write ``payload`` atomically (:mod:`.atomic_files`) with stable formatting."""
+    return write_text(path, json.dumps(payload, indent=2, sort_keys=False) + "\n")

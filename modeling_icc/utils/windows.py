@@ -8,8 +8,8 @@ mean of the window logits, window ``k`` weighing ``WINDOW_DECAY ** k`` (:func:`w
 piece is read in at least one window and every window counts, the first (where a caption's description
 usually is) the most.
 
-Used by the scorer (``scoring/mini.py``) and by mini's fit (``models/mini/fit.py``), which averages
-window features with the same weights: the heads are linear, so that is the same thing.
+Used by the scorer (``scoring/mini.py``) and by mini's fit (``training/fit_mini.py``), which averages
+window features with the same weights: the heads are affine and the weights sum to 1, so that is the same thing.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Hugging Face ``datasets`` integration: add ICC scores with batched ``map`` and filter by them.
 
-Scoring runs in batched ``map`` calls; each process loads the scorer once
-(:mod:`modeling_icc.curation.engines.workers`). ``num_proc=n`` on a ``Dataset`` starts ``n``
+Scoring runs the engines' scoring callable (:mod:`modeling_icc.curation.engines.scoring`) in
+batched ``map`` calls; each process loads the scorer once. ``num_proc=n`` on a ``Dataset`` starts ``n``
 processes and, with GPUs present, places process ``r`` on ``cuda:r % n_gpus``.
 
 Filtering keeps rows by one :class:`~modeling_icc.curation.selection.KeepRule`, optionally
@@ -30,24 +30,14 @@ from datasets import config as datasets_config
 from datasets.utils.tqdm import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 from tqdm.auto import tqdm
 
-from ...scoring.load import ModelSpec, load_scorer, named_model_id
+from ...scoring.load import ModelSpec, named_model_id
 from ...utils.errors import UserInputError
-from ..columns import (
-    AGGREGATES,
-    aggregate_column,
-    is_nested,
-    model_column,
-    scored_columns,
-    stored_scores_usable,
-    to_float_array,
-    to_pylist,
-)
-from ..filter_plan import RAW_SCORE_COLUMN, ColumnRule, FilterPlan, Level, require_columns
-from ..selection import KeepRule
-from .workers import device_for_rank, threads_per_worker
+from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_float_array, to_pylist
+from ..filter_options import FilterOptions, takes_filter_options
+from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
+from ..io.table import TEXT_COLUMN
+from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
 
-#: Rows per ``map`` call: large enough for length-sorted batching inside the scorer to pay off.
-DEFAULT_BATCH_SIZE = 4096
 #: Rows of a stream whose recorded model is checked before its stored scores are used.
 STREAM_CHECK_ROWS = 1000
 
@@ -74,86 +64,32 @@ def _bars_on_a_terminal_only(function: Function) -> Function:
     return wrapper  # type: ignore[return-value]
 
 
-@dataclass(frozen=True)
-class _ScoreBatch:
-    """The ``map`` function: new score columns for a batch of the caption column."""
-
-    model: ModelSpec
-    device: str | torch.device | None
-    dtype: str | torch.dtype | None
-    model_batch_size: int | None
-    output_column: str
-    nested: bool
-    raw_column: str | None = None
-    aggregates: tuple[str, ...] = ()
-    num_proc: int | None = None
-
-    def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
-        if self.num_proc and self.num_proc > 1:
-            torch.set_num_threads(threads_per_worker(self.num_proc))
-        device = device_for_rank(self.device, rank)
-        # With one process per GPU, each tokenizes with its share of the cores (not all of them).
-        several = bool(self.num_proc and self.num_proc > 1 and str(device).startswith("cuda"))
-        scorer = load_scorer(
-            self.model,
-            device,
-            self.dtype,
-            self.model_batch_size,
-            cache=True,
-            tokenize_workers=threads_per_worker(self.num_proc) if several else None,
-        )
-        return scored_columns(
-            scorer,
-            values,
-            self.output_column,
-            nested=self.nested,
-            raw_column=self.raw_column,
-            aggregates=self.aggregates,
-        )
-
-    def features(self, base: Features | None) -> Features | None:
-        """``base`` plus the new columns' types (``None`` when the input's types are unknown)."""
-        if base is None:
-            return None
-        score = List(Value("float32")) if self.nested else Value("float32")
-        features = Features(base.copy())
-        features[self.output_column] = score
-        if self.raw_column:
-            features[self.raw_column] = score
-        for how in self.aggregates:
-            features[aggregate_column(self.output_column, how)] = Value("float32")
-        features[model_column(self.output_column)] = Value("string")
-        return features
+def _features(score: ScoreColumns, base: Features | None) -> Features | None:
+    """``base`` plus the types of the columns ``score`` adds (``None`` when the input's types are unknown)."""
+    if base is None:
+        return None
+    kind = List(Value("float32")) if score.nested else Value("float32")
+    features = Features(base.copy())
+    features[score.output_column] = kind
+    if score.raw_column:
+        features[score.raw_column] = kind
+    for how in score.aggregates:
+        features[aggregate_column(score.output_column, how)] = Value("float32")
+    features[model_column(score.output_column)] = Value("string")
+    return features
 
 
 @dataclass(frozen=True)
 class _Scoring:
-    """How to score: the model and where it runs, and how ``map`` batches rows for it."""
+    """How to score here: the shared options, and the processes ``map`` runs (``Dataset`` only)."""
 
-    model: ModelSpec
-    device: str | torch.device | None
-    dtype: str | torch.dtype | None
-    model_batch_size: int | None
-    batch_size: int
+    options: ScoringOptions
     num_proc: int | None
 
-    def batch_function(
+    def columns(
         self, output_column: str, nested: bool, raw_column: str | None, aggregates: Sequence[str]
-    ) -> _ScoreBatch:
-        unknown = [how for how in aggregates if how not in AGGREGATES]
-        if unknown:
-            raise UserInputError(f"aggregates must be among {', '.join(AGGREGATES)}, got {unknown[0]!r}")
-        return _ScoreBatch(
-            self.model,
-            self.device,
-            self.dtype,
-            self.model_batch_size,
-            output_column,
-            nested,
-            raw_column=raw_column,
-            aggregates=tuple(aggregates) if nested else (),
-            num_proc=self.num_proc,
-        )
+    ) -> ScoreColumns:
+        return self.options.columns(output_column, nested, raw_column, aggregates, workers=self.num_proc)
 
     def add(
         self, dataset: AnyDataset, column: str, output_column: str, aggregates: Sequence[str], raw_column: str | None
@@ -161,12 +97,11 @@ class _Scoring:
         """``dataset`` (unformatted) with the score columns added by batched ``map``."""
         if self.num_proc is not None and isinstance(dataset, IterableDataset):
             raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
-        function = self.batch_function(output_column, _column_is_nested(dataset, column), raw_column, aggregates)
-        features = function.features(dataset.features)
+        function = self.columns(output_column, _column_is_nested(dataset, column), raw_column, aggregates)
+        features = _features(function, dataset.features)
+        batch_size = self.options.batch_size
         if isinstance(dataset, IterableDataset):
-            return dataset.map(
-                function, batched=True, batch_size=self.batch_size, input_columns=[column], features=features
-            )
+            return dataset.map(function, batched=True, batch_size=batch_size, input_columns=[column], features=features)
         if len(dataset) == 0:  # map() returns an empty Dataset as it is, without the new columns
             for name, feature in features.items():
                 if name not in dataset.column_names:
@@ -175,7 +110,7 @@ class _Scoring:
         return dataset.map(
             function,
             batched=True,
-            batch_size=self.batch_size,
+            batch_size=batch_size,
             input_columns=[column],
             with_rank=True,
             num_proc=self.num_proc,
@@ -187,10 +122,10 @@ class _Scoring:
 @_bars_on_a_terminal_only
 def add_icc_scores(
     dataset: AnyDataset,
-    column: str = "caption",
+    column: str = TEXT_COLUMN,
     model: ModelSpec = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
-    output_column: str = "icc_score",
+    output_column: str = SCORE_COLUMN,
     *,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
@@ -214,38 +149,31 @@ def add_icc_scores(
     """
     _check_dataset(dataset)
     require_columns(dataset.column_names, [column])
-    scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
+    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size), num_proc)
     plain, restore_format = _without_format(dataset)
     return restore_format(scoring.add(plain, column, output_column, aggregates, raw_column))
 
 
 @_bars_on_a_terminal_only
+@takes_filter_options
 def filter_by_icc(
     dataset: AnyDataset,
-    threshold: float | None = None,
-    top_fraction: float | None = None,
-    top_k: int | None = None,
+    options: FilterOptions,
     *,
-    column: str = "caption",
-    score_column: str = "icc_score",
     model: ModelSpec = None,
     batch_size: int = DEFAULT_BATCH_SIZE,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     model_batch_size: int | None = None,
     num_proc: int | None = None,
-    level: Level = "row",
-    aggregate: str | None = None,
-    node_columns: Sequence[str] = (),
-    clip: KeepRule | None = None,
-    clip_column: str = "clip_score",
 ) -> AnyDataset:
     """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
 
-    Scores come from ``score_column`` when the dataset has it and either no ``model`` is named
-    or its model column (``icc_model``) records that model; else they are computed first (see
-    :func:`add_icc_scores`) and kept in the result. NaN
-    scores are never kept; top-k ties are broken by row order.
+    The filter options and their defaults are those of
+    :class:`~modeling_icc.curation.filter_options.FilterOptions`. Scores come from ``score_column``
+    when the dataset has it and either no ``model`` is named or its model column (``icc_model``)
+    records that model; else they are computed first (see :func:`add_icc_scores`) and kept in the
+    result. NaN scores are never kept; top-k ties are broken by row order.
 
     Nested columns (a list of captions per row): ``level="row"`` keeps rows by
     the per-row ``aggregate`` (``"min"``: every node concrete, ``"mean"``, ``"max"``);
@@ -257,24 +185,23 @@ def filter_by_icc(
     pass both. Each rule ranks the whole input, so ``top_fraction`` on both is an
     intersection of the two top sets, as in DataComp's combined baselines.
     """
-    rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
+    plan = options.plan()
     _check_dataset(dataset)
-    other = None if clip is None else ColumnRule(clip_column, clip)
-    plan = FilterPlan(rule, column, score_column, level, aggregate, tuple(node_columns), other)
-    scoring = _Scoring(model, device, dtype, model_batch_size, batch_size, num_proc)
+    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size), num_proc)
     dataset, restore_format = _without_format(dataset)
-    names = dataset.column_names
-    stored = stored_scores_usable(
-        names, score_column, column, named_model_id(model), lambda: _values_in(dataset, model_column(score_column))
+    plan = plan.bind_to_dataset(
+        dataset.column_names,
+        named_model_id(model),
+        functools.partial(_values_in, dataset),
+        functools.partial(_column_is_nested, dataset),
     )
-    plan = plan.bind(names, _column_is_nested(dataset, score_column if stored else column), use_scores=stored)
     if isinstance(dataset, Dataset):
         return restore_format(_filter_dataset(dataset, plan, scoring))
     if num_proc is not None:
         raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
     if plan.needs_all_rows:
         return restore_format(_filter_stream_two_passes(dataset, plan, scoring))
-    scored = dataset if plan.has_scores else scoring.add(dataset, column, score_column, AGGREGATES, None)
+    scored = dataset if plan.has_scores else scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, None)
     if plan.level == "node":
         scored = scored.map(plan.keep_nodes, batched=True, batch_size=batch_size)
     if plan.rules():
@@ -328,7 +255,8 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Da
     if not plan.has_scores:
         scored = scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, plan.raw_column)
     if plan.level == "node":
-        scored = scored.map(plan.keep_nodes, batched=True, batch_size=scoring.batch_size, desc="icc node filter")
+        batch_size = scoring.options.batch_size
+        scored = scored.map(plan.keep_nodes, batched=True, batch_size=batch_size, desc="icc node filter")
     arrow = scored.with_format("arrow")
     mask = plan.mask({name: arrow[name] for name in scored.column_names if name in plan.mask_columns}, len(scored))
     if not mask.all():
@@ -340,10 +268,10 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Da
 
 def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scoring: _Scoring) -> IterableDataset:
     """Pass 1 scores (or reads) and ranks the whole stream; the returned stream attaches and keeps by position."""
-    batch_size = scoring.batch_size
+    batch_size = scoring.options.batch_size
     score = None
     if not plan.has_scores:
-        score = scoring.batch_function(plan.score_column, plan.nested, plan.raw_column, AGGREGATES)
+        score = scoring.columns(plan.score_column, plan.nested, plan.raw_column, AGGREGATES)
     wanted = plan.mask_columns | ({plan.column} if score is not None else set())
     known = dataset.column_names or [plan.column, *(rule.column for rule in (plan.other,) if rule is not None)]
     read = [name for name in known if name in wanted]
@@ -366,7 +294,7 @@ def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scorin
     mask = plan.mask(gathered, n_rows) if n_rows else np.zeros(0, dtype=bool)
     streamed = dataset
     if score is not None:
-        features = score.features(dataset.features)
+        features = _features(score, dataset.features)
         streamed = streamed.map(
             _AttachByPosition(produced), with_indices=True, batched=True, batch_size=batch_size, features=features
         )

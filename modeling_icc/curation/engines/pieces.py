@@ -19,7 +19,7 @@ from ...scoring.progress import reporting_to
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, flat_captions, is_nested, model_column, per_row, score_columns, score_flat
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan
-from ..io.readers import CaptionTable
+from ..io.table import CaptionTable
 
 #: Captions per scorer call: scorers that batch (mini, students) also report each finished batch,
 #: so a job's bar moves several times a second; lite (about 27,000 captions a second on one core)

@@ -24,6 +24,7 @@ captions) are kept by row aggregate or, with ``level="node"``, node by node.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -33,49 +34,26 @@ import ray
 import ray.data
 import torch
 
-from ...scoring.load import ModelSpec, load_scorer, named_model_id
-from ..columns import AGGREGATES, is_nested, model_column, scored_columns, stored_scores_usable
-from ..filter_plan import RAW_SCORE_COLUMN, ColumnRule, Cuts, FilterPlan, Level, require_columns
-from ..selection import KeepRule
-
-#: Rows per batch handed to an actor: large enough for length-sorted batching to pay off.
-DEFAULT_BATCH_SIZE = 4096
+from ...scoring.load import ModelSpec, named_model_id
+from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, model_column
+from ..filter_options import FilterOptions, takes_filter_options
+from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
+from ..io.table import TEXT_COLUMN
+from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
 
 
 class ScoreBatches:
-    """Ray Data callable class: one scorer per actor, Arrow batches in and out."""
+    """Ray Data callable class around the engines' scoring callable: one scorer per actor, Arrow batches in and out."""
 
-    def __init__(
-        self,
-        model: ModelSpec,
-        column: str,
-        output_column: str,
-        *,
-        nested: bool,
-        device: str | None = None,
-        dtype: str | None = None,
-        model_batch_size: int | None = None,
-        raw_column: str | None = None,
-        aggregates: Sequence[str] = (),
-        threads: int | None = None,
-    ) -> None:
-        if threads:
-            torch.set_num_threads(threads)
-        self.scorer = load_scorer(model, device, dtype, model_batch_size, cache=True)
-        self.column, self.output_column, self.nested = column, output_column, nested
-        self.raw_column, self.aggregates = raw_column, tuple(aggregates)
+    def __init__(self, score: ScoreColumns, column: str, threads: int) -> None:
+        torch.set_num_threads(threads)
+        score.scorer()  # loaded once, as the actor starts
+        self.score, self.column = score, column
 
     def __call__(self, batch: pa.Table) -> pa.Table:
-        new = scored_columns(
-            self.scorer,
-            batch.column(self.column),
-            self.output_column,
-            nested=self.nested,
-            raw_column=self.raw_column,
-            aggregates=self.aggregates,
-        )
+        new = self.score(batch.column(self.column))
         for name, values in new.items():
-            if name == model_column(self.output_column):
+            if name == model_column(self.score.output_column):
                 kind = pa.string()
             else:
                 kind = pa.list_(pa.float32()) if isinstance(values, list) else pa.float32()
@@ -110,10 +88,10 @@ def _columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
 
 def add_icc_scores(
     dataset: ray.data.Dataset,
-    column: str = "caption",
+    column: str = TEXT_COLUMN,
     model: ModelSpec = None,
     *,
-    output_column: str = "icc_score",
+    output_column: str = SCORE_COLUMN,
     batch_size: int = DEFAULT_BATCH_SIZE,
     num_actors: int | None = None,
     num_gpus_per_actor: float | None = None,
@@ -143,18 +121,11 @@ def add_icc_scores(
         pool = ray.data.ActorPoolStrategy(min_size=1, max_size=most)  # autoscaling leaves room for reads
     else:
         pool = ray.data.ActorPoolStrategy(size=num_actors)
+    options = ScoringOptions(model, device, dtype, model_batch_size, batch_size)
+    score = options.columns(output_column, nested, raw_column, aggregates)
     return dataset.map_batches(
         ScoreBatches,
-        fn_constructor_args=(model, column, output_column),
-        fn_constructor_kwargs={
-            "nested": nested,
-            "device": device,
-            "dtype": dtype,
-            "model_batch_size": model_batch_size,
-            "raw_column": raw_column,
-            "aggregates": tuple(aggregates) if nested else (),
-            "threads": max(1, int(num_cpus_per_actor)),
-        },
+        fn_constructor_args=(score, column, max(1, int(num_cpus_per_actor))),
         batch_size=batch_size,
         batch_format="pyarrow",
         compute=pool,
@@ -163,47 +134,37 @@ def add_icc_scores(
     )
 
 
+@takes_filter_options
 def filter_by_icc(
     dataset: ray.data.Dataset,
-    threshold: float | None = None,
-    top_fraction: float | None = None,
-    top_k: int | None = None,
+    options: FilterOptions,
     *,
-    column: str = "caption",
-    score_column: str = "icc_score",
     model: ModelSpec = None,
-    level: Level = "row",
-    aggregate: str | None = None,
-    node_columns: Sequence[str] = (),
-    clip: KeepRule | None = None,
-    clip_column: str = "clip_score",
     tie_break_column: str | None = None,
     **scoring: Any,
 ) -> ray.data.Dataset:
     """Keep rows by one ICC rule (and optionally a ``clip`` rule on ``clip_column``).
 
-    Uses ``score_column`` when present and no ``model`` is named or its ``icc_model`` column records
-    that model, else scores first with :func:`add_icc_scores`
-    (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
+    The filter options and their defaults are those of
+    :class:`~modeling_icc.curation.filter_options.FilterOptions`. Uses ``score_column`` when present
+    and no ``model`` is named or its ``icc_model`` column records that model, else scores first
+    with :func:`add_icc_scores` (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
     columns take ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows, or
     ``level="node"`` (with aligned ``node_columns``) to keep node captions within rows,
     as :func:`modeling_icc.filter_by_icc` does. Ranking rules keep every row tied at the
     cut unless ``tie_break_column`` names unique row ids; then exactly k rows pass, ties
     going to the smallest ids.
     """
-    rule = KeepRule(threshold=threshold, top_fraction=top_fraction, top_k=top_k)
-    other = None if clip is None else ColumnRule(clip_column, clip)
-    plan = FilterPlan(rule, column, score_column, level, aggregate, tuple(node_columns), other, tie_break_column)
-    names = dataset.schema().names
-    recorded = model_column(score_column)
-    stored = stored_scores_usable(
-        names, score_column, column, named_model_id(model), lambda: set(dataset.unique(recorded))
+    plan = options.plan(tie_break_column).bind_to_dataset(
+        dataset.schema().names,
+        named_model_id(model),
+        lambda name: set(dataset.unique(name)),
+        functools.partial(_column_is_nested, dataset),
     )
-    plan = plan.bind(names, _column_is_nested(dataset, score_column if stored else column), use_scores=stored)
     scored = dataset
     if not plan.has_scores:
         scored = add_icc_scores(
-            dataset, column, model, output_column=score_column, raw_column=plan.raw_column, **scoring
+            dataset, plan.column, model, output_column=plan.score_column, raw_column=plan.raw_column, **scoring
         )
     cuts = None
     if plan.needs_all_rows:

@@ -21,7 +21,8 @@ recorded in the stats: same size) are both present are skipped, anything else is
 redone from its input (also an output deleted after the job finished), so no row is
 lost or duplicated and every output keeps its input's row order. The settings in
 ``_run.json`` bind the directory only once some work is saved: a run that failed
-before finishing anything (a typo in ``--column``) does not block the corrected one.
+before finishing anything (a typo in ``--column``) does not block the corrected one
+(the resume protocol shared with teacher scoring: :mod:`~modeling_icc.utils.resumable`).
 Top-k / top-fraction rank all shards together: a first phase scores every shard
 (saving raw scores and the plan's ranking values), a second phase cuts with the cuts the
 :class:`~modeling_icc.curation.filter_plan.FilterPlan` fits over every shard, exactly as
@@ -32,7 +33,6 @@ values saved on disk, one shard at a time: the main process's memory does not gr
 
 from __future__ import annotations
 
-import fcntl
 import glob
 import json
 import multiprocessing
@@ -57,23 +57,21 @@ from tqdm.auto import tqdm
 from ...scoring.base import ConcretenessScorer
 from ...scoring.devices import FORCE_FP32_ENV
 from ...scoring.load import effective_device_and_dtype, load_scorer
+from ...utils import resumable
 from ...utils.errors import UserInputError
 from ...utils.provenance import environment, write_json
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import datacomp
 from ..io.compression import table_stem
-from ..io.formats import default_output_format, detect_format
+from ..io.formats import default_output_format, detect_format, output_suffix
 from ..io.tables import atomic_output, read_table, write_table
 from . import pieces
 from .workers import device_for_rank, end_with, threads_per_worker, worker_count
 
-RUN_FILE = "_run.json"
 SUMMARY_FILE = "_summary.json"
 STATS_SUFFIX = ".stats.json"
 WORK_DIR = ".icc-work"
-LOCK_FILE = ".icc.lock"
-_SUFFIXES = {"txt": ".txt", "jsonl": ".jsonl", "csv": ".csv", "tsv": ".tsv", "parquet": ".parquet", "tar": ".tar"}
 
 
 @dataclass(frozen=True)
@@ -195,7 +193,7 @@ def plan_shards(job: ShardJob) -> list[Shard]:
                 f"{names[name]} and {path} would both write {name}.*; run them into separate --output-dir"
             )
         names[name] = path
-        output = job.output_dir / f"{name}{_SUFFIXES[out_fmt]}"
+        output = job.output_dir / f"{name}{output_suffix(out_fmt)}"
         if output.resolve() in inputs:
             raise UserInputError(f"output {output} would overwrite an input shard; choose another --output-dir")
         work = job.output_dir / WORK_DIR
@@ -230,9 +228,9 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     device, dtype = effective_device_and_dtype(job.model, job.device, job.dtype)
     job = replace(job, device=device, dtype=dtype)  # recorded, and used by every worker, as resolved here
     start = time.perf_counter()
-    with _locked(job.output_dir):
-        _check_settings(job)
-        _remove_partial_files(job.output_dir)
+    with resumable.locked(job.output_dir):
+        _bind_settings(job)
+        resumable.remove_partial_files([job.output_dir, job.output_dir / WORK_DIR])
         pending = [shard for shard in shards if not shard.done()]
         # Shards finished by an earlier run whose output has gone since: they are redone, and reported.
         lost = sum(shard.stats.is_file() for shard in pending)
@@ -527,33 +525,30 @@ def _fingerprint(path: Path) -> dict[str, Any]:
     return {"path": str(path.resolve()), "bytes": status.st_size, "mtime_ns": status.st_mtime_ns}
 
 
-def _check_settings(job: ShardJob) -> None:
-    """Record the job's settings; a re-run must use the same ones once some work is saved.
+def _bind_settings(job: ShardJob) -> None:
+    """Record the job's settings; a re-run must use the same ones once some work is saved
+    (see :mod:`~modeling_icc.utils.resumable`)."""
 
-    Settings recorded by runs that saved nothing (they failed on the first shard, or
-    were killed before finishing one) are simply replaced.
-    """
-    path = job.output_dir / RUN_FILE
-    settings = job.settings()
-    if path.is_file() and _holds_work(job.output_dir):
-        previous = json.loads(path.read_text(encoding="utf-8"))
-        changed = [key for key in settings if previous.get(key) != settings[key]]
+    def explain(previous: dict[str, Any], changed: list[str]) -> str | None:
         precision = [key for key in ("dtype", "device") if key in changed]
-        if precision:
-            was = ", ".join(f"{key} {previous.get(key) or '(not recorded)'}" for key in precision)
-            now = ", ".join(f"{key} {settings[key]}" for key in precision)
-            raise UserInputError(
-                f"{job.output_dir} holds shards scored with {was}; this run would use {now} (from --dtype, "
-                f"--device, {FORCE_FP32_ENV} or the hardware), and mixed shards would not agree: resume with the "
-                "settings it was started with, or use a new --output-dir"
-            )
-        if changed:
-            raise UserInputError(
-                f"{job.output_dir} holds a run with different {', '.join(changed)}; resume with the same "
-                "command, or use a new --output-dir"
-            )
-    else:
-        write_json(path, settings)
+        if not precision:
+            return None
+        was = ", ".join(f"{key} {previous.get(key) or '(not recorded)'}" for key in precision)
+        now = ", ".join(f"{key} {settings[key]}" for key in precision)
+        return (
+            f"{job.output_dir} holds shards scored with {was}; this run would use {now} (from --dtype, "
+            f"--device, {FORCE_FP32_ENV} or the hardware), and mixed shards would not agree: resume with the "
+            "settings it was started with, or use a new --output-dir"
+        )
+
+    settings = job.settings()
+    resumable.bind_settings(
+        job.output_dir,
+        settings,
+        holds_work=_holds_work(job.output_dir),
+        advice="resume with the same command, or use a new --output-dir",
+        explain=explain,
+    )
 
 
 def _holds_work(output_dir: Path) -> bool:
@@ -561,57 +556,6 @@ def _holds_work(output_dir: Path) -> bool:
     saved = [*output_dir.glob(f"*{STATS_SUFFIX}"), output_dir / SUMMARY_FILE]
     work = output_dir / WORK_DIR
     return any(path.is_file() for path in saved) or (work.is_dir() and any(work.iterdir()))
-
-
-def _remove_partial_files(output_dir: Path) -> None:
-    """Temp files of a run that was killed mid-write (never renamed into place)."""
-    for directory in (output_dir, output_dir / WORK_DIR):
-        for temp in directory.glob("*.tmp"):
-            temp.unlink(missing_ok=True)
-
-
-@contextmanager
-def _locked(output_dir: Path) -> Iterator[None]:
-    """One job per output directory at a time (the OS drops the lock if the job dies).
-
-    The lock file is removed when the job ends, still locked. A job that opened it just
-    before and locks it just after would hold a lock on a file no longer in the directory,
-    so a lock counts only when the path still names the locked file.
-    """
-    if output_dir.exists() and not output_dir.is_dir():
-        raise UserInputError(f"the output directory {output_dir} is an existing file; choose a directory")
-    try:
-        output_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise UserInputError(f"cannot create the output directory {output_dir}: {error.strerror}") from None
-    path = output_dir / LOCK_FILE
-    while True:
-        try:
-            handle = path.open("w")
-        except OSError as error:  # a read-only folder: nothing can be written here
-            raise UserInputError(f"cannot write to the output directory {output_dir}: {error.strerror}") from None
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            handle.close()
-            raise UserInputError(f"another icc job is writing to {output_dir}") from None
-        if _same_file(handle, path):
-            break
-        handle.close()  # removed by the job that held it: lock the file that stands there now
-    try:
-        yield
-    finally:
-        path.unlink(missing_ok=True)
-        handle.close()
-
-
-def _same_file(handle: Any, path: Path) -> bool:
-    try:
-        named = path.stat()
-    except FileNotFoundError:
-        return False
-    opened = os.fstat(handle.fileno())
-    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)
 
 
 @contextmanager

@@ -1,6 +1,6 @@
 """Single-file jobs (``icc score|filter --input FILE|-``): read, score and write in chunks.
 
-Rows are read, scored and written :data:`~modeling_icc.curation.io.readers.CHUNK_ROWS`
+Rows are read, scored and written :data:`~modeling_icc.curation.io.tables.CHUNK_ROWS`
 at a time, in input order, so memory does not grow with the input. A file output is
 written to a temporary name and renamed when complete; stdout gets each chunk as soon as
 it is scored. What is held for the whole input is small and stated here:
@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 import sys
 import tempfile
 import time
@@ -43,20 +42,16 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from ...scoring.base import ConcretenessScorer
+from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
 from ...utils.errors import UserInputError
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import compression, datacomp
-from ..io.formats import VARYING_FIELDS, is_parquet, missing_column_message
-from ..io.readers import CHUNK_ROWS, CaptionTable, Fields, iter_tables, scan_fields
-from ..io.writers import (
-    atomic_output,
-    check_writable,
-    open_writer,
-    remove_stale_temp_files,
-    temp_file_beside,
-    writes_in_place,
-)
+from ..io.formats import VARYING_FIELDS, open_writer
+from ..io.outputs import atomic_output, check_writable, refuse_writing_over_input, writes_in_place
+from ..io.readers import is_parquet
+from ..io.table import CaptionTable, Fields, missing_column_message
+from ..io.tables import CHUNK_ROWS, iter_tables, scan_fields
 from . import pieces
 from .spill import SpilledArrays
 
@@ -203,7 +198,7 @@ def _open_input(
     is needed for them, the chunks of a first read, and the plan checked against its first chunk."""
     source = job.source
     if isinstance(job.output, Path):
-        _refuse_writing_over_input(source, job.output)
+        refuse_writing_over_input(source, job.output)
     if _is_stream(source) and (job.plan.needs_all_rows or job.needs_fields or job.input_format == "parquet"):
         source = _spooled(source, work_file())
     fields = None
@@ -227,26 +222,6 @@ def _open_input(
             f"{job.output_format} output needs a file (--output FILE), not stdout; or pass another --output-format"
         )
     return read, fields, _starting_with(first, chunks), plan
-
-
-def _refuse_writing_over_input(source: Path | BinaryIO | CaptionTable, output: Path) -> None:
-    """Refuse an output that is the input file itself (by device and inode: also through symlinks and hard links).
-
-    The output is renamed into place only at the end, so such a job would replace its input with its result.
-    """
-    try:
-        written = os.stat(output)
-        if isinstance(source, Path):
-            read = os.stat(source)
-        elif _is_stream(source) and hasattr(source, "fileno"):
-            read = os.fstat(source.fileno())  # stdin redirected from the output file
-        else:
-            return
-    except (OSError, ValueError):  # no output yet, or a stream without a file
-        return
-    same = (read.st_dev, read.st_ino) == (written.st_dev, written.st_ino)
-    if same and stat.S_ISREG(written.st_mode):  # a terminal can be both stdin and --output /dev/stdout
-        raise UserInputError(f"--output {output} is the input file; write to another file (the input would be lost)")
 
 
 def _starting_with(first: CaptionTable, rest: Iterator[CaptionTable]) -> Iterator[CaptionTable]:
@@ -289,7 +264,7 @@ def _two_passes(
 
 
 def spill_place(output: Path | BinaryIO) -> Path:
-    """The name a job's work files are made beside (see :func:`~..io.writers.temp_file_beside`).
+    """The name a job's work files are made beside (see :func:`~modeling_icc.utils.atomic_files.temp_file_beside`).
 
     Beside a file output, named after it; for stdout and outputs written in place (a FIFO,
     ``/dev/stdout``), :data:`STREAM_SPILL` in the system's temporary directory. Either way the

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ...utils.errors import UserInputError
-from .writers import atomic_output, check_writable
+from .outputs import atomic_output, check_writable
 
 UID_DTYPE = np.dtype("u8,u8")
 UID_HEX_DIGITS = 32

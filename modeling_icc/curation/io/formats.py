@@ -1,49 +1,86 @@
-"""Table formats by name, extension and content, and the checks every reader makes before reading.
+"""The formats, one entry each: how a file is recognized, read and written.
 
-Kept free of NumPy and Arrow so that the ``icc`` command builds its options instantly.
-Besides the table formats, the datasets this field starts from are read as they are
-downloaded: Conceptual Captions' headerless ``caption<TAB>url`` TSV (``cc3m``), COCO's
-captions JSON (``coco``) and Graph-Based Captioning graphs in JSON lines or Parquet (``gbc``).
+Adding a format is one :class:`Format` in :data:`REGISTRY` (its reader in :mod:`.readers`, its
+writer in :mod:`.writers`); everything else (``--format`` choices, detection, default output
+format, output suffix) is looked up here. Besides the table formats, the datasets this field
+starts from are read as they are downloaded: Conceptual Captions' headerless ``caption<TAB>url``
+TSV (``cc3m``), COCO's captions JSON (``coco``) and Graph-Based Captioning graphs in JSON lines
+or Parquet (``gbc``, an adapter over those two readers).
+
+Kept free of Arrow imports so that the ``icc`` command builds its options instantly.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import re
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import BinaryIO
 
 from ...utils.errors import UserInputError
-from . import compression, gbc
+from . import compression, gbc, readers, writers
+from .table import TEXT_COLUMN, Fields
 
-#: Formats that are read and written.
-FORMATS = ("txt", "jsonl", "csv", "tsv", "parquet", "tar")
-#: Formats that are read: the table formats and the datasets' own layouts.
-INPUT_FORMATS = (*FORMATS, "cc3m", "coco", "gbc")
-#: Columns of Conceptual Captions' TSV files, which have no header.
-CC3M_COLUMNS = ("caption", "url")
-#: The caption column, and the columns aligned with it, of formats whose captions are not in ``caption``.
-FORMAT_COLUMNS = {"gbc": (gbc.CAPTIONS, (gbc.VERTEX_IDS, gbc.LABELS))}
+#: Tells, from a file's first line (decompressed) and its path, whether a file is of a format.
+Sniff = Callable[[bytes, os.PathLike], bool]
 #: Bytes of a first line read to detect a format (a longer GBC record needs ``--format gbc``).
 _SNIFF_LINE = 16 << 20
-_COCO_START = re.compile(rb'\A\s*\{\s*"(info|images|licenses|annotations|categories|type)"\s*:')
-_EXTENSIONS = {
-    ".txt": "txt",
-    ".jsonl": "jsonl",
-    ".json": "jsonl",
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".parquet": "parquet",
-    ".tar": "tar",
-}
-#: Column name used for captions read from plain text (one per line).
-TEXT_COLUMN = "caption"
-#: Formats whose rows may each carry different fields (a first pass collects them all).
-VARYING_FIELDS = frozenset({"jsonl", "tar"})
-#: Column names shown in an error message, at most.
-_SHOWN_COLUMNS = 30
+
+
+@dataclass(frozen=True)
+class Format:
+    """One format. ``extensions`` name it (the first is its output suffix); ``refines`` maps a format
+    named by extension to the test that tells this one apart (``cc3m`` refines ``tsv``); ``written_as``
+    is the format written when no output format is named (by default itself; a function of the input
+    path where it depends on the file); ``columns`` the caption column and the columns aligned with it."""
+
+    name: str
+    read: readers.Reader
+    write: Callable[[BinaryIO, Fields | None], writers.TableWriter] | None = None
+    extensions: tuple[str, ...] = ()
+    refines: Mapping[str, Sniff] = field(default_factory=dict)
+    written_as: str | Callable[[str | os.PathLike | None], str] | None = None
+    columns: tuple[str, tuple[str, ...]] = (TEXT_COLUMN, ())
+    #: Rows may each carry different fields (a first pass collects them all for CSV headers and Parquet schemas).
+    varying_fields: bool = False
+
+
+REGISTRY: tuple[Format, ...] = (
+    # Plain text has no room for the model beside the score: written as TSV unless .txt is asked for by name.
+    Format("txt", readers.read_txt, writers.TxtWriter, (".txt",), written_as="tsv"),
+    Format("jsonl", readers.read_jsonl, writers.JsonlWriter, (".jsonl", ".json"), varying_fields=True),
+    Format("csv", readers.read_csv, writers.CsvWriter, (".csv",)),
+    Format("tsv", readers.read_tsv, partial(writers.CsvWriter, delimiter="\t"), (".tsv",)),
+    Format("parquet", readers.read_parquet, writers.ParquetTableWriter, (".parquet",)),
+    Format("tar", readers.read_tar, writers.TarWriter, (".tar",), varying_fields=True),
+    Format("cc3m", readers.read_cc3m, refines={"tsv": readers.looks_like_cc3m}, written_as="tsv"),
+    Format("coco", readers.read_coco, refines={"jsonl": readers.looks_like_coco}, written_as="jsonl"),
+    Format(
+        "gbc",
+        gbc.read,
+        refines={"jsonl": gbc.in_json_lines, "parquet": gbc.in_parquet},
+        written_as=gbc.written_as,
+        columns=(gbc.CAPTIONS, (gbc.VERTEX_IDS, gbc.LABELS)),
+    ),
+)
+#: Formats that are read and written.
+FORMATS = tuple(entry.name for entry in REGISTRY if entry.write is not None)
+#: Formats that are read: the table formats and the datasets' own layouts.
+INPUT_FORMATS = tuple(entry.name for entry in REGISTRY)
+#: The caption column, and the columns aligned with it, of formats whose captions are not in ``caption``.
+FORMAT_COLUMNS = {entry.name: entry.columns for entry in REGISTRY if entry.columns != (TEXT_COLUMN, ())}
+#: Formats whose rows may each carry different fields.
+VARYING_FIELDS = frozenset(entry.name for entry in REGISTRY if entry.varying_fields)
+
+
+def format_named(name: str) -> Format:
+    """The registry's entry for ``name``; a one-line error for an unknown one."""
+    entry = next((entry for entry in REGISTRY if entry.name == name), None)
+    if entry is None:
+        raise UserInputError(f"unknown format {name!r}")
+    return entry
 
 
 def infer_format(
@@ -54,13 +91,14 @@ def infer_format(
         if explicit not in formats:
             raise UserInputError(f"unknown format {explicit!r}; choose one of {', '.join(formats)}")
         return explicit
+    by_extension = {extension: entry.name for entry in REGISTRY for extension in entry.extensions}
     suffix = compression.table_suffix(path)
-    if suffix not in _EXTENSIONS:
+    if suffix not in by_extension:
         raise UserInputError(
             f"cannot tell the format of {str(path)!r} from its extension; use one of "
-            f"{', '.join(sorted(_EXTENSIONS))} (inputs also compressed: .jsonl.gz, .csv.zst, ...) or pass {option}"
+            f"{', '.join(sorted(by_extension))} (inputs also compressed: .jsonl.gz, .csv.zst, ...) or pass {option}"
         )
-    return _EXTENSIONS[suffix]
+    return by_extension[suffix]
 
 
 def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
@@ -74,95 +112,31 @@ def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
     if explicit:
         return infer_format(path, explicit, INPUT_FORMATS)
     fmt = infer_format(path)
-    if fmt in ("tsv", "jsonl", "parquet") and Path(path).is_file():
+    tests = [(entry.name, entry.refines[fmt]) for entry in REGISTRY if fmt in entry.refines]
+    if tests and Path(path).is_file():
         with open(path, "rb") as raw, compression.decompressed(raw) as stream:
             first_line = stream.readline(_SNIFF_LINE).removeprefix(b"\xef\xbb\xbf")
-        if fmt == "tsv" and _is_cc3m_row(first_line):
-            return "cc3m"
-        if fmt == "jsonl" and _COCO_START.match(first_line):
-            return "coco"
-        if (fmt == "jsonl" and _has_vertices(first_line)) or (fmt == "parquet" and _parquet_has_vertices(path)):
-            return "gbc"
+        return next((name for name, test in tests if test(first_line, path)), fmt)
     return fmt
 
 
 def default_output_format(fmt: str, path: str | os.PathLike | None = None) -> str:
     """What an input format is written as when no output format is named: itself, or the table
-    format its rows are read as. Plain text becomes TSV (``caption``, ``icc_score``, ``icc_model``
-    under a header): ``.txt`` output (``score<TAB>caption``) has no room for the model, so it is
-    written only when asked for by name."""
-    if fmt == "gbc":
-        return "parquet" if path is not None and is_parquet(path) else "jsonl"
-    return {"txt": "tsv", "cc3m": "tsv", "coco": "jsonl"}.get(fmt, fmt)
+    format its rows are read as (see :attr:`Format.written_as`)."""
+    written_as = format_named(fmt).written_as
+    if callable(written_as):
+        return written_as(path)
+    return written_as or fmt
 
 
-def is_parquet(source: str | os.PathLike | BinaryIO) -> bool:
-    """Whether ``source`` (a path, or a stream that can peek) starts with Parquet's magic bytes."""
-    if hasattr(source, "peek"):
-        return source.peek(4)[:4] == b"PAR1"
-    with open(source, "rb") as stream:
-        return stream.read(4) == b"PAR1"
+def output_suffix(fmt: str) -> str:
+    """The extension of an output file written as ``fmt`` (``.jsonl``)."""
+    return format_named(fmt).extensions[0]
 
 
-def _is_cc3m_row(line: bytes) -> bool:
-    fields = line.rstrip(b"\r\n").split(b"\t")
-    return len(fields) == 2 and fields[0] != b"caption" and fields[1].startswith((b"http://", b"https://"))
-
-
-def _has_vertices(line: bytes) -> bool:
-    try:
-        record = json.loads(line)
-    except ValueError:
-        return False
-    return isinstance(record, dict) and isinstance(record.get(gbc.VERTICES), list)
-
-
-def _parquet_has_vertices(path: str | os.PathLike) -> bool:
-    if not is_parquet(path):
-        return False
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    try:
-        return gbc.VERTICES in pq.read_schema(path).names
-    except (pa.ArrowInvalid, OSError):  # not readable: the reader says so
-        return False
-
-
-def check_input_file(path: str | os.PathLike) -> Path:
-    """``path`` as a ``Path`` if it is a readable file; otherwise a one-line error saying what it is."""
-    path = Path(path)
-    if path.is_dir():
-        raise UserInputError(f"input {path} is a directory, not a file")
-    if not path.exists():
-        raise UserInputError(f"input file not found: {path}")
-    if not path.is_file():
-        raise UserInputError(f"input {path} is not a regular file")
-    return path
-
-
-def missing_column_message(column: str, available: Sequence[object], name: object = None) -> str:
-    """``NAME: no column 'x'; available columns: a, b`` (long lists and names shortened; no ``NAME:`` without one)."""
-    shown = [_short(str(item)) for item in available[:_SHOWN_COLUMNS]]
-    more = f" and {len(available) - _SHOWN_COLUMNS} more" if len(available) > _SHOWN_COLUMNS else ""
-    where = "" if name is None else f"{name}: "
-    return f"{where}no column {column!r}; available columns: {', '.join(shown) or '(none)'}{more}"
-
-
-def _short(text: str, limit: int = 40) -> str:
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def sniff_binary(head: bytes) -> str | None:
-    """What ``head`` (a file's first bytes) looks like if it is not UTF-8 text, else ``None``."""
-    if head.startswith(b"PAR1"):
-        return "a Parquet file"
-    if head.startswith(b"\x1f\x8b"):
-        return "gzip-compressed data"
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 text (convert it to UTF-8)"
-    if head[257:262] == b"ustar":
-        return "a tar archive"
-    if b"\x00" in head:
-        return "binary data"
-    return None
+def open_writer(stream: BinaryIO, fmt: str, fields: Fields | None = None) -> writers.TableWriter:
+    """The writer of ``fmt`` into ``stream``; ``fields``: every column of the input, when known up front."""
+    write = next((entry.write for entry in REGISTRY if entry.name == fmt), None)
+    if write is None:
+        raise UserInputError(f"unknown output format {fmt!r}")
+    return write(stream, fields)

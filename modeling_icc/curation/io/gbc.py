@@ -7,17 +7,24 @@ graph order, becomes one item of aligned list columns (``node_captions``,
 ``node_vertex_ids``, ``node_labels``): added to a ``datasets`` dataset by
 :func:`add_gbc_node_captions`, and to every row read by ``icc score|filter`` from
 GBC JSON lines or Parquet, ready for scoring and node-level filtering.
+
+For ``icc``, GBC is an adapter on top of the JSONL and Parquet readers: :func:`read` picks the
+reader by the file's content and adds the node caption columns; :func:`in_json_lines` and
+:func:`in_parquet` tell GBC graphs from other JSON lines or Parquet (they carry ``vertices``).
 """
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from . import readers
+from .table import CaptionTable
+
 if TYPE_CHECKING:
     from datasets import Dataset, IterableDataset
-
-    from .readers import CaptionTable
 
 VERTICES = "vertices"
 CAPTIONS = "node_captions"
@@ -59,3 +66,36 @@ def with_node_captions(tables: Iterator[CaptionTable]) -> Iterator[CaptionTable]
     """Tables of GBC graphs with the node caption columns added (their ``vertices`` kept as they are)."""
     for table in tables:
         yield table.with_values(_flatten_batch(table.values(VERTICES) if len(table) else []))
+
+
+def read(opened: readers.Input, column: str, rows: int) -> Iterator[CaptionTable]:
+    """GBC graphs from JSON lines or Parquet (told apart by the content), with the node caption columns."""
+    read_container = readers.read_parquet if readers.is_parquet(opened.source) else readers.read_jsonl
+    return with_node_captions(read_container(opened, column, rows))
+
+
+def written_as(path: str | os.PathLike | None) -> str:
+    """The table format GBC graphs are written as by default: the one they were read from."""
+    return "parquet" if path is not None and readers.is_parquet(path) else "jsonl"
+
+
+def in_json_lines(first_line: bytes, path: os.PathLike) -> bool:
+    """Whether a JSON lines file holds GBC graphs: its first record carries a ``vertices`` list."""
+    try:
+        record = json.loads(first_line)
+    except ValueError:
+        return False
+    return isinstance(record, dict) and isinstance(record.get(VERTICES), list)
+
+
+def in_parquet(first_line: bytes, path: os.PathLike) -> bool:
+    """Whether a Parquet file holds GBC graphs: its schema has a ``vertices`` column."""
+    if not readers.is_parquet(path):
+        return False
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        return VERTICES in pq.read_schema(path).names
+    except (pa.ArrowInvalid, OSError):  # not readable: the reader says so
+        return False

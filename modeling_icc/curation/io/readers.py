@@ -1,10 +1,11 @@
-"""Caption tables read in chunks of rows, so that a job's memory does not grow with its input.
+"""Each format's reader: caption tables read in chunks of rows, so that a job's memory does not grow with its input.
 
 Every format streams: text formats line by line, Parquet one row group at a time (so
 the file's row group size bounds the memory), webdataset tars sample by sample (text
 members only); a COCO captions file is one JSON document, read whole. Every other
 column is carried through unchanged: CSV cells stay text, JSON objects keep their
-fields, Parquet keeps its Arrow schema.
+fields, Parquet keeps its Arrow schema. A reader takes an :class:`Input` and yields tables;
+which reader reads which format is said once, in :mod:`.formats`.
 """
 
 from __future__ import annotations
@@ -13,228 +14,130 @@ import csv
 import io
 import json
 import os
+import re
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
-from . import compression, gbc
+from . import compression
 from . import webdataset as webdataset_tar
-from .formats import CC3M_COLUMNS, TEXT_COLUMN, check_input_file, is_parquet, missing_column_message, sniff_binary
+from .table import TEXT_COLUMN, CaptionTable
 from .text import BOM, LineDecoder, raw_lines
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
-#: Rows read, scored and written at a time by single-file jobs.
-CHUNK_ROWS = 32_768
+#: Columns of Conceptual Captions' TSV files, which have no header.
+CC3M_COLUMNS = ("caption", "url")
+_COCO_START = re.compile(rb'\A\s*\{\s*"(info|images|licenses|annotations|categories|type)"\s*:')
 #: Bytes looked at to tell a binary file from text.
 _SNIFF_BYTES = 8192
 #: Bytes of a text file split into lines at a time.
 _TEXT_BLOCK = 1 << 16
 
-Source = str | os.PathLike | BinaryIO
-
-
-@dataclass
-class CaptionTable:
-    """Rows read from one file (or one chunk of it), with the caption column picked out.
-
-    ``records`` holds the rows as dicts (text formats, webdataset tars) and
-    ``arrow`` the table (Parquet); ``fieldnames`` every column seen so far;
-    ``decode_errors`` counts input lines (or tar text members) whose text needed
-    U+FFFD replacements (bytes that are not UTF-8, lone surrogates); ``source`` is
-    the file read, which tar output copies samples from; ``bytes_read``, for a text
-    file, how far into it this chunk ends (progress bars estimate the rows from it).
-    """
-
-    fmt: str
-    column: str
-    captions: list[Any]
-    records: list[dict[str, Any]] | None = None
-    arrow: pa.Table | None = None
-    fieldnames: list[str] = field(default_factory=list)
-    decode_errors: int = 0
-    source: Path | None = None
-    bytes_read: int | None = None
-
-    def __len__(self) -> int:
-        return len(self.captions)
-
-    def values(self, name: str) -> list[Any]:
-        """Every row's value of column ``name`` (``None`` where a record lacks it; none of an empty
-        input without columns, such as an empty JSONL file)."""
-        if name == self.column or not (self.fieldnames or self.captions):
-            return self.captions
-        if name not in self.fieldnames:
-            raise UserInputError(missing_column_message(name, self.fieldnames, self.source or "input"))
-        if self.arrow is not None:
-            return self.arrow.column(name).to_pylist()
-        return [record.get(name) for record in self.records]
-
-    def with_values(self, columns: dict[str, list[Any]]) -> CaptionTable:
-        """A copy with ``columns`` (one value per row) replacing or added to this table's."""
-        fieldnames = self.fieldnames + [name for name in columns if name not in self.fieldnames]
-        captions = columns.get(self.column, self.captions)
-        if self.arrow is None:
-            records = [
-                {**record, **{name: values[row] for name, values in columns.items()}}
-                for row, record in enumerate(self.records)
-            ]
-            return replace(self, captions=captions, records=records, fieldnames=fieldnames)
-        import pyarrow as pa
-
-        arrow = self.arrow
-        for name, values in columns.items():
-            if name in arrow.column_names:
-                index = arrow.column_names.index(name)
-                arrow = arrow.set_column(index, name, pa.array(values, type=arrow.schema.field(index).type))
-            else:
-                arrow = arrow.append_column(name, pa.array(values))
-        return replace(self, captions=captions, arrow=arrow, records=None, fieldnames=fieldnames)
-
-    def as_records(self) -> list[dict[str, Any]]:
-        """The rows as dicts (converted once from Arrow for Parquet input)."""
-        if self.records is None:
-            self.records = self.arrow.to_pylist()
-        return self.records
-
 
 @dataclass(frozen=True)
-class Fields:
-    """Every column of an input whose rows carry different fields (JSONL, tar), in first-seen order.
+class Input:
+    """An input being read: ``source`` is its path, or a stream that can peek (stdin); ``name`` is what
+    messages call it; ``fmt`` the format it is read as (also named in messages)."""
 
-    ``schema`` is the Arrow schema that holds all of them (for Parquet output).
-    """
+    source: Path | BinaryIO
+    name: object
+    fmt: str
 
-    names: list[str]
-    schema: pa.Schema | None = None
+    @property
+    def path(self) -> Path | None:
+        return self.source if isinstance(self.source, Path) else None
 
 
-def iter_tables(source: Source, fmt: str, column: str = TEXT_COLUMN, rows: int = CHUNK_ROWS) -> Iterator[CaptionTable]:
-    """``source`` (a path or a binary stream such as stdin) as tables of at most ``rows`` rows.
+#: A format's reader: the tables of an input, at most ``rows`` rows each, with ``column`` as captions.
+Reader = Callable[[Input, str, int], Iterator[CaptionTable]]
+#: A text format's parser: the tables of a decompressed stream that can peek.
+TextParser = Callable[[BinaryIO, str, int, object], Iterator[CaptionTable]]
 
-    Always yields at least one table (empty for an empty input) so that callers see the
-    columns; the caption column is checked against the first one.
-    """
-    with ExitStack() as stack:
-        position, compressed = None, False
-        name = os.fspath(source) if isinstance(source, (str, os.PathLike)) else getattr(source, "name", "input")
-        path = check_input_file(source) if isinstance(source, (str, os.PathLike)) else None
-        source = path or _peekable(source)
-        container = _container(source, fmt)
-        if container in ("tar", "parquet"):
-            compression.refuse_compressed(source, container, name)
-        if container == "tar":
-            if path is None:
-                raise UserInputError("webdataset tar input must be a file, not a stream")
-            chunks = _tar_tables(path, column, rows)
-        elif container == "parquet":  # Arrow reads files itself
-            chunks = _parquet_tables(source, column, rows, name)
-        elif container in _TEXT_READERS:  # compressed text is read through its decompressor
-            raw = _peekable(stack.enter_context(path.open("rb")) if path is not None else source)
+
+def open_input(source: str | os.PathLike | BinaryIO, fmt: str) -> Input:
+    """``source`` checked (a path must be a readable file) and ready for a reader."""
+    if isinstance(source, (str, os.PathLike)):
+        return Input(check_input_file(source), os.fspath(source), fmt)
+    return Input(_peekable(source), getattr(source, "name", "input"), fmt)
+
+
+def check_input_file(path: str | os.PathLike) -> Path:
+    """``path`` as a ``Path`` if it is a readable file; otherwise a one-line error saying what it is."""
+    path = Path(path)
+    if path.is_dir():
+        raise UserInputError(f"input {path} is a directory, not a file")
+    if not path.exists():
+        raise UserInputError(f"input file not found: {path}")
+    if not path.is_file():
+        raise UserInputError(f"input {path} is not a regular file")
+    return path
+
+
+def is_parquet(source: str | os.PathLike | BinaryIO) -> bool:
+    """Whether ``source`` (a path, or a stream that can peek) starts with Parquet's magic bytes."""
+    if hasattr(source, "peek"):
+        return source.peek(4)[:4] == b"PAR1"
+    with open(source, "rb") as stream:
+        return stream.read(4) == b"PAR1"
+
+
+def sniff_binary(head: bytes) -> str | None:
+    """What ``head`` (a file's first bytes) looks like if it is not UTF-8 text, else ``None``."""
+    if head.startswith(b"PAR1"):
+        return "a Parquet file"
+    if head.startswith(b"\x1f\x8b"):
+        return "gzip-compressed data"
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16 text (convert it to UTF-8)"
+    if head[257:262] == b"ustar":
+        return "a tar archive"
+    if b"\x00" in head:
+        return "binary data"
+    return None
+
+
+def text_reader(parse: TextParser) -> Reader:
+    """The reader of a text format parsed by ``parse``: compressed input is read through its decompressor,
+    binary input refused, and each table told how far into the file it ends (for progress bars)."""
+
+    def read(opened: Input, column: str, rows: int) -> Iterator[CaptionTable]:
+        with ExitStack() as stack:
+            path = opened.path
+            raw = stack.enter_context(path.open("rb")) if path is not None else opened.source
             stream = compression.decompressed(raw)
-            if stream is not raw:
+            compressed = stream is not raw
+            if compressed:
                 stack.enter_context(stream)
             # Progress counts the file's bytes read so far (compressed bytes, for compressed input;
             # .txt tables count their own lines' bytes, unless compressed).
-            position = raw.tell if path is not None else None
-            compressed = stream is not raw
-            chunks = _TEXT_READERS[container](_check_text(_peekable(stream), fmt, name), column, rows, name)
-        else:
-            raise UserInputError(f"unknown format {fmt!r}")
-        if fmt == "gbc":
-            chunks = gbc.with_node_captions(chunks)
-        first = True
-        for table in chunks:
-            table.source = path
-            if position is not None and (compressed or table.bytes_read is None):
-                table.bytes_read = position()
-            if first and (container == "parquet" or len(table)) and table.column not in table.fieldnames:
-                raise UserInputError(missing_column_message(table.column, table.fieldnames, name))
-            first = False
-            yield table
-            del table  # not held while the next one is read
+            for table in parse(_check_text(_peekable(stream), opened.fmt, opened.name), column, rows, opened.name):
+                if path is not None and (compressed or table.bytes_read is None):
+                    table.bytes_read = raw.tell()
+                yield table
+                del table  # not held while the next one is read
+
+    return read
 
 
-def _container(source: Path | BinaryIO, fmt: str) -> str:
-    """The format a reader reads: ``fmt`` itself, or for GBC graphs the file format that holds them."""
-    if fmt != "gbc":
-        return fmt
-    return "parquet" if is_parquet(source) else "jsonl"
+def read_parquet(opened: Input, column: str, rows: int) -> Iterator[CaptionTable]:
+    """A Parquet file (or stream), one row group at a time; compressed ones are refused (read by seeking)."""
+    compression.refuse_compressed(opened.source, "parquet", opened.name)
+    yield from _parquet_tables(opened.source, column, rows, opened.name)
 
 
-def read_table(source: Source, fmt: str, column: str = TEXT_COLUMN) -> CaptionTable:
-    """The whole of ``source`` as one table (for inputs known to fit in memory, e.g. one shard)."""
-    return _concat(list(iter_tables(source, fmt, column)))
-
-
-def _concat(tables: list[CaptionTable]) -> CaptionTable:
-    first = tables[0]
-    whole = CaptionTable(
-        first.fmt,
-        first.column,
-        [caption for table in tables for caption in table.captions],
-        fieldnames=tables[-1].fieldnames,
-        decode_errors=sum(table.decode_errors for table in tables),
-        source=first.source,
-    )
-    if first.arrow is not None:
-        import pyarrow as pa
-
-        whole.arrow = pa.concat_tables([table.arrow for table in tables])
-    else:
-        whole.records = [record for table in tables for record in table.records]
-    return whole
-
-
-def scan_fields(source: Source, fmt: str, column: str, arrow_schema: bool) -> Fields:
-    """A first pass over a JSONL or tar input: every field name, and (``arrow_schema``) one schema for all rows."""
-    names: dict[str, None] = {}
-    parts = []
-    for table in iter_tables(source, fmt, column):
-        names.update(dict.fromkeys(table.fieldnames))
-        if arrow_schema and len(table):
-            parts.append(records_to_arrow(table.records, list(names)).schema)
-    if not arrow_schema:
-        return Fields(list(names))
-    import pyarrow as pa
-
-    schema = _unify(parts) if parts else pa.schema([])
-    return Fields(
-        list(names), pa.schema([schema.field(n) if n in schema.names else pa.field(n, pa.null()) for n in names])
-    )
-
-
-def records_to_arrow(records: list[dict[str, Any]], names: list[str], schema: pa.Schema | None = None) -> pa.Table:
-    """Dict rows as an Arrow table with the columns ``names`` (missing values are null)."""
-    import pyarrow as pa
-
-    columns = {name: [record.get(name) for record in records] for name in names}
-    try:
-        return pa.Table.from_pydict(columns, schema=schema)
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-        raise _mixed_types(error) from None
-
-
-def _unify(schemas: list[pa.Schema]) -> pa.Schema:
-    import pyarrow as pa
-
-    try:
-        return pa.unify_schemas(schemas, promote_options="permissive")
-    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
-        raise _mixed_types(error) from None
-
-
-def _mixed_types(error: Exception) -> UserInputError:
-    return UserInputError(
-        f"a column holds values of different types, which Parquet cannot store ({error}); "
-        "write JSONL or CSV output instead"
-    )
+def read_tar(opened: Input, column: str, rows: int) -> Iterator[CaptionTable]:
+    """A webdataset tar file, sample by sample (a stream is refused: output copies samples from the file)."""
+    compression.refuse_compressed(opened.source, "tar", opened.name)
+    if opened.path is None:
+        raise UserInputError("webdataset tar input must be a file, not a stream")
+    yield from _tar_tables(opened.path, column, rows)
 
 
 def _peekable(stream: BinaryIO) -> BinaryIO:
@@ -447,6 +350,17 @@ def _coco_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iter
         yield _records_table("jsonl", column, annotations[start : start + rows], fieldnames, decoder.bad * (start == 0))
 
 
+def looks_like_cc3m(first_line: bytes, path: os.PathLike) -> bool:
+    """Whether a TSV file is Conceptual Captions': no header, its first line ``caption<TAB>http...``."""
+    fields = first_line.rstrip(b"\r\n").split(b"\t")
+    return len(fields) == 2 and fields[0] != b"caption" and fields[1].startswith((b"http://", b"https://"))
+
+
+def looks_like_coco(first_line: bytes, path: os.PathLike) -> bool:
+    """Whether a ``.json`` file is COCO captions: one object opening with COCO's keys."""
+    return _COCO_START.match(first_line) is not None
+
+
 def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
     """One row group at a time (``iter_batches`` held the whole file in memory), sliced into tables."""
     import pyarrow as pa
@@ -490,11 +404,9 @@ def _tar_tables(path: Path, column: str, rows: int) -> Iterator[CaptionTable]:
         raise UserInputError(f"{path}: not a readable tar file ({error})") from None
 
 
-_TEXT_READERS = {
-    "txt": _txt_tables,
-    "jsonl": _jsonl_tables,
-    "csv": _csv_tables,
-    "tsv": _tsv_tables,
-    "cc3m": _cc3m_tables,
-    "coco": _coco_tables,
-}
+read_txt = text_reader(_txt_tables)
+read_jsonl = text_reader(_jsonl_tables)
+read_csv = text_reader(_csv_tables)
+read_tsv = text_reader(_tsv_tables)
+read_cc3m = text_reader(_cc3m_tables)
+read_coco = text_reader(_coco_tables)

@@ -1,4 +1,4 @@
-"""Caption tables written chunk by chunk, with new columns, to a file that appears only when complete.
+"""Each format's writer: caption tables written chunk by chunk, with new columns, to a binary stream.
 
 What each format does with values it cannot hold as such:
 
@@ -16,34 +16,23 @@ import base64
 import csv
 import datetime
 import decimal
-import fcntl
-import glob
 import io
 import json
-import os
-import re
-import stat
-import tempfile
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
-from pathlib import Path
+from collections.abc import Sequence
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
 
 from ...utils.errors import UserInputError
 from . import webdataset as webdataset_tar
-from .readers import CaptionTable, Fields, records_to_arrow
+from .table import CaptionTable, Fields, records_to_arrow
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 NewColumns = dict[str, Sequence[Any]]
-#: Marks the temporary files of :func:`atomic_output` (``.NAME.icc-XXXXXXXX.tmp``).
-_TEMP_MARK = ".icc-"
-#: Paths naming an open descriptor of this process (``/dev/stdout`` when the shell sent it to a file, say).
-_DESCRIPTOR_PATH = re.compile(r"/dev/(?:stdout|stderr)|/dev/fd/\d+|/proc/(?:self|thread-self|\d+)/fd/\d+")
 
 
 class TableWriter(ABC):
@@ -204,195 +193,6 @@ class TarWriter(TableWriter):
     def close(self) -> None:
         self.open.close()
         super().close()
-
-
-_WRITERS = {
-    "txt": TxtWriter,
-    "jsonl": JsonlWriter,
-    "csv": CsvWriter,
-    "tsv": lambda stream, fields: CsvWriter(stream, fields, delimiter="\t"),
-    "parquet": ParquetTableWriter,
-    "tar": TarWriter,
-}
-
-
-def open_writer(stream: BinaryIO, fmt: str, fields: Fields | None = None) -> TableWriter:
-    if fmt not in _WRITERS:
-        raise UserInputError(f"unknown output format {fmt!r}")
-    return _WRITERS[fmt](stream, fields)
-
-
-def write_table(
-    table: CaptionTable,
-    destination: str | os.PathLike | BinaryIO,
-    fmt: str,
-    new_columns: NewColumns,
-    keep: np.ndarray | None = None,
-    *,
-    before_rename: Callable[[], None] | None = None,
-) -> None:
-    """Write ``table`` plus ``new_columns``, keeping only rows where ``keep`` is true.
-
-    Files are written to a temporary name and renamed, so a crash never leaves
-    a half-written output behind (``before_rename``: see :func:`atomic_output`).
-    """
-    rows = np.arange(len(table)) if keep is None else np.flatnonzero(keep)
-    if isinstance(destination, (str, os.PathLike)):
-        with atomic_output(destination, before_rename=before_rename) as stream:
-            _write_whole(table, stream, fmt, new_columns, rows)
-    else:
-        _write_whole(table, destination, fmt, new_columns, rows)
-
-
-def _write_whole(table: CaptionTable, stream: BinaryIO, fmt: str, new_columns: NewColumns, rows: np.ndarray) -> None:
-    with open_writer(stream, fmt) as writer:
-        writer.write(table, new_columns, rows)
-
-
-@contextmanager
-def atomic_output(path: str | os.PathLike, before_rename: Callable[[], None] | None = None) -> Iterator[BinaryIO]:
-    """A binary stream that becomes ``path`` only when the block succeeds.
-
-    Data goes to a hidden temporary file in the same directory (``.NAME.icc-XXXXXXXX.tmp``),
-    renamed over ``path`` at the end; on error the temporary file is removed, so readers
-    never see a half-written file. The file is locked while it is written; one left
-    behind by a killed process (nothing holds its lock) is removed by the next write
-    of the same ``path``.
-
-    What is not a regular file is never replaced: a FIFO, a character device and a path naming
-    an open descriptor (``/dev/stdout``, ``/dev/fd/N``, also when the shell sent it to a file) are
-    written into as they are (appending, as a stream: a reader sees rows as they come);
-    a directory or another special file is refused. A symlink is written through: its
-    target is replaced, the link kept. ``before_rename`` runs right before the rename (an error
-    there leaves nothing behind either).
-    """
-    path = Path(path)
-    if writes_in_place(path):
-        with _open_in_place(path) as stream:
-            yield stream
-        return
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temp_files(path)
-    handle, temp_name = _new_temp_file(path)
-    lock = os.dup(handle)  # the lock lasts until after the rename, past the stream's close
-    try:
-        with suppress(OSError):  # a file system without locks: then no run can remove it either
-            fcntl.flock(lock, fcntl.LOCK_EX)
-        with os.fdopen(handle, "wb") as stream:
-            yield stream
-        os.chmod(temp_name, 0o666 & ~_current_umask())  # mkstemp makes 0600; outputs get normal permissions
-        if before_rename is not None:
-            before_rename()
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-    finally:
-        os.close(lock)
-
-
-@contextmanager
-def temp_file_beside(path: str | os.PathLike) -> Iterator[Path]:
-    """An empty work file named as :func:`atomic_output`'s temporary files for ``path``, locked, removed at the end.
-
-    A job keeps what it needs between passes here: if it is killed, the next job writing ``path`` (or
-    asking for such a file) removes the file, as it removes a dead writer's temporary output.
-    """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    remove_stale_temp_files(path)
-    handle, name = _new_temp_file(path)
-    try:
-        with suppress(OSError):  # a file system without locks: then no run can remove it either
-            fcntl.flock(handle, fcntl.LOCK_EX)
-        yield Path(name)
-    finally:
-        Path(name).unlink(missing_ok=True)
-        os.close(handle)
-
-
-def _new_temp_file(path: Path) -> tuple[int, str]:
-    """A new hidden file next to ``path`` (``.NAME.icc-XXXXXXXX.tmp``): its descriptor and name."""
-    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
-
-
-def writes_in_place(path: Path) -> bool:
-    """Whether ``path`` is a stream to write into rather than a file to replace (see :func:`atomic_output`)."""
-    try:
-        mode = os.stat(path).st_mode
-    except FileNotFoundError:
-        return False
-    if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
-        return True
-    if stat.S_ISDIR(mode):
-        raise UserInputError(f"the output {path} is a directory; name a file")
-    if not stat.S_ISREG(mode):
-        raise UserInputError(f"the output {path} is not a regular file, a FIFO or a character device; name a file")
-    return bool(_DESCRIPTOR_PATH.fullmatch(os.path.abspath(path)))
-
-
-@contextmanager
-def _open_in_place(path: Path) -> Iterator[BinaryIO]:
-    """``path`` opened for appending, never created or truncated (a FIFO waits here for its reader)."""
-    with os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND), "wb") as stream:
-        yield stream
-
-
-def remove_stale_temp_files(path: str | os.PathLike) -> None:
-    """Remove the temporary files of :func:`atomic_output` for ``path`` whose writer is gone.
-
-    Only regular files named as ours are considered, and only those whose lock can
-    be taken (a running writer holds it), so a concurrent job's file is never touched.
-    """
-    path = Path(path)
-    for temp in path.parent.glob(f".{glob.escape(path.name)}{_TEMP_MARK}*.tmp"):
-        try:
-            handle = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-        except OSError:
-            continue
-        try:
-            if not stat.S_ISREG(os.fstat(handle).st_mode):
-                continue
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            temp.unlink()
-        except OSError:  # locked by a running writer, or already gone
-            continue
-        finally:
-            os.close(handle)
-
-
-def check_writable(path: str | os.PathLike, what: str = "output") -> Path:
-    """``path`` if a file can be created there, else a one-line error: checked before a job does any work.
-
-    The test is a real one (a temporary file created and removed where :func:`atomic_output`
-    will write, or in the nearest existing folder above it), since permission bits do not
-    tell what root may write (a read-only mount, ``/sys``, ``/proc``).
-    """
-    path = Path(path)
-    if path.is_dir():
-        raise UserInputError(f"the {what} {path} is a directory; name a file")
-    if path.exists() and not path.is_file():  # a FIFO or a device is written where it is, not beside it
-        return path
-    folder = path.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise UserInputError(f"cannot write the {what} {path}: {folder} is not a directory")
-    try:
-        handle, probe = tempfile.mkstemp(dir=folder, prefix=f".{path.name}{_TEMP_MARK}", suffix=".tmp")
-    except OSError as error:
-        raise UserInputError(f"cannot write the {what} {path}: {error.strerror}") from None
-    os.close(handle)
-    os.unlink(probe)
-    return path
-
-
-def _current_umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def _arrow_column(values: Sequence[Any], rows: np.ndarray) -> pa.Array:

@@ -32,7 +32,7 @@ import numpy as np
 
 from ...models.lite.lexicon import default_lexicon
 from ...scoring.base import ConcretenessScorer
-from .nlp import parse
+from ..nlp import parse
 
 #: Cropped when they open or close a caption (case-insensitive, with trailing/leading punctuation).
 BOILERPLATE = (

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...scoring.base import ConcretenessScorer
-from .nlp import parse
+from ..nlp import parse
 
 OBJECT_TAGS = frozenset({"NOUN", "PROPN"})
 ATTRIBUTE_DEPS = frozenset({"amod", "compound", "nummod", "poss", "acl", "relcl"})

@@ -42,6 +42,12 @@ class ModelOptions:
     images_per_caption: int = 4
     seed: int = 0
 
+    def placement(self) -> dict[str, object]:
+        """``device``, ``dtype`` and ``batch_size`` as a baseline's keywords; an unset batch size leaves the
+        baseline its own default (each batches for its model's size)."""
+        given = {} if self.batch_size is None else {"batch_size": self.batch_size}
+        return {"device": self.device, "dtype": self.dtype, **given}
+
 
 def _lite(_: str | None, options: ModelOptions):
     return load_scorer("lite")
@@ -81,9 +87,7 @@ def _minilm(_: str | None, options: ModelOptions):
 def _stroop(argument: str | None, options: ModelOptions):
     from .stroop import ClipStroopScorer
 
-    return ClipStroopScorer(
-        argument or options.clip_model, device=options.device, dtype=options.dtype, batch_size=options.batch_size or 64
-    )
+    return ClipStroopScorer(argument or options.clip_model, **options.placement())
 
 
 def _aveclip(argument: str | None, options: ModelOptions):
@@ -94,9 +98,7 @@ def _aveclip(argument: str | None, options: ModelOptions):
         options.clip_model,
         images_per_caption=options.images_per_caption,
         seed=options.seed,
-        batch_size=options.batch_size or 4,
-        device=options.device,
-        dtype=options.dtype,
+        **options.placement(),
     )
 
 
@@ -106,16 +108,14 @@ def _llm(argument: str | None, options: ModelOptions):
     model = argument or options.llm_model
     if not model:
         raise UserInputError("the llm baseline needs a causal LM: llm:HUB_ID_OR_PATH or --llm-model")
-    return LLMPromptScorer(
-        model, scale=options.llm_scale, device=options.device, dtype=options.dtype, batch_size=options.batch_size or 8
-    )
+    return LLMPromptScorer(model, scale=options.llm_scale, **options.placement())
 
 
 @dataclass(frozen=True)
 class Baseline:
     label: str
     build: Callable
-    #: ``data_id`` of benchmark data the scorer reads or was fitted on (see benchmarks.data.IN_SAMPLE_NOTES).
+    #: ``data_id`` of benchmark data the scorer reads or was fitted on (see evaluation.data.IN_SAMPLE_NOTES).
     in_sample: frozenset[str] = frozenset()
     #: Optional dependencies it imports (checked before a run starts).
     needs: tuple[Extra, ...] = ()

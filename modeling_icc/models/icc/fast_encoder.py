@@ -10,7 +10,7 @@ residual additions are fused into the products, which removes whole passes over
 the activations. Everything else (embeddings, post-LayerNorm, the
 ``tanh`` head) follows RoBERTa exactly.
 
-``benchmarks/student_throughput.py`` measures the speed and the deviation from
+``benchmarks/speed/student_throughput.py`` measures the speed and the deviation from
 the module's fp32 scores; ``tests/test_fast_encoder.py`` checks fp32 parity.
 """
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ...utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
 from .lexicon import LEXICON_FILE, SOURCES_FILE, Lexicon, read_lexicon
-from .model import MODEL_FILE, LiteModel
+from .modeling_lite import MODEL_FILE, LiteModel
 
 #: ``model_type`` in a lite folder's ``config.json``.
 LITE_MODEL_TYPE = "icc_lite"

@@ -1,7 +1,7 @@
 """The lite model's word and phrase norms: loading and phrase matching.
 
 The lexicon ships inside the package as ``data/lexicon.tsv.gz`` (built from
-human rating studies by :mod:`modeling_icc.models.lite.build_lexicon`), so the lite
+human rating studies by :mod:`modeling_icc.training.build_lite_lexicon`), so the lite
 scorer needs no download. Lookups are plain dicts because that is the fastest
 thing pure Python can do per word.
 """

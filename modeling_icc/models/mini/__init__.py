@@ -5,7 +5,7 @@ Importing ``MiniICCModel`` (or ``transformers``, once ``modeling_icc`` is import
 ``MiniICCModel.save_pretrained`` loads through ``AutoModel.from_pretrained``. The names are imported on
 first use: the scorer's fast path (``files.py``, ``heads.py``, ``fast_encoder.py``) needs no
 ``transformers``. Scoring goes through ``load_scorer("mini")`` (``modeling_icc/scoring/mini.py``); the heads
-are refitted by ``training_scripts/fit_mini.py`` (``fit.py``).
+are refitted by ``training_scripts/fit_mini.py`` (``modeling_icc/training/fit_mini.py``).
 """
 
 from ...utils.lazy_exports import lazy_getattr

@@ -11,7 +11,7 @@ class VBAConfig:
     """Stable Diffusion 2 at 768 px (DPM-Solver multistep, 20 steps, guidance 9) -> BLIP-2
     OPT-2.7B (COCO) prompted with "a photo of", 5 beams, 5 captions -> BERTScore F1
     (RoBERTa-large, layer 17), best of the 5. ``min_new_tokens`` fixes caption length
-    for benchmarks; leave it unset to score. ``compile`` runs the diffusion UNet, the teacher's main
+    for speed benchmarks; leave it unset to score. ``compile`` runs the diffusion UNet, the teacher's main
     cost, through ``torch.compile`` (off by default: same settings as the paper, a compile of about
     a minute before the first images; see docs/teachers.md for what it saves)."""
 

@@ -1,0 +1,143 @@
+"""What bounds the student on a CPU: the matrix-unit throughput of its four linear shapes.
+
+The DistilRoBERTa student spends most of its time in four products per layer
+(fused QKV 768->2304, attention output 768->768, FFN 768->3072 and 3072->768).
+This times each at the scorer's batch size (rows = tokens per batch), in bf16 with
+weights pre-packed by oneDNN (what ``FastICCEncoder`` runs), and in int8 through
+oneDNN's quantized linear, plus the eager cost of quantizing the activations
+per batch (dynamic quantization), which int8 would add. From the bf16 rate it
+derives the most captions/s any bf16 implementation could reach here if the
+products were the only work. On a CPU without native bf16 (or with
+``ICC_FORCE_FP32=1``) the bf16 timings and the ceiling are skipped, since emulated
+bf16 says nothing about the hardware; the JSON's ``skipped`` entry says why.
+
+    python benchmarks/speed/cpu_matmul_ceiling.py --repeats 20   # medians over 3 interleaved rounds
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from modeling_icc.scoring.devices import bf16_unavailable_reason
+from modeling_icc.utils.provenance import environment, write_json
+
+RESULTS = Path(__file__).resolve().parent / "results"
+HIDDEN, FFN, LAYERS = 768, 3072, 6
+#: (in, out) of each product in one layer, with how many times it runs.
+SHAPES = {
+    "qkv": (HIDDEN, 3 * HIDDEN),
+    "attention_out": (HIDDEN, HIDDEN),
+    "ffn_in": (HIDDEN, FFN),
+    "ffn_out": (FFN, HIDDEN),
+}
+
+
+def median_ms(run: Callable[[], object], repeats: int) -> float:
+    with torch.inference_mode():
+        for _ in range(3):
+            run()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            run()
+            times.append(time.perf_counter() - start)
+    return 1e3 * statistics.median(times)
+
+
+def time_shape(rows: int, fan_in: int, fan_out: int, repeats: int, bf16: bool) -> dict:
+    """Milliseconds per product (bf16 only when ``bf16``) and per activation quantization."""
+    x = torch.randn(rows, fan_in)
+    weight, bias = torch.randn(fan_out, fan_in), torch.randn(fan_out)
+    flops = 2 * rows * fan_in * fan_out
+    out: dict[str, float] = {}
+    if bf16:
+        x_bf16, packed = x.bfloat16(), torch.ops.mkldnn._reorder_linear_weight(weight.bfloat16(), rows)
+        out["bf16_ms"] = median_ms(
+            lambda: torch.ops.mkldnn._linear_pointwise(x_bf16, packed, bias.bfloat16(), "none", [], ""), repeats
+        )
+        out["bf16_tflops"] = flops / out["bf16_ms"] / 1e9
+    scales = weight.abs().amax(1) / 127
+    packed_int8 = torch.ops.onednn.qlinear_prepack(
+        torch.round(weight / scales[:, None]).clamp(-127, 127).to(torch.int8), [rows, fan_in]
+    )
+    x_uint8 = torch.randint(0, 255, (rows, fan_in), dtype=torch.uint8)
+    zero_points = torch.zeros(fan_out, dtype=torch.long)
+
+    def int8_product():
+        output_dtype = torch.bfloat16 if bf16 else torch.float32
+        return torch.ops.onednn.qlinear_pointwise(
+            x_uint8, 0.05, 128, packed_int8, scales, zero_points, bias, 1.0, 0, output_dtype, "none", [], ""
+        )
+
+    out["int8_ms"] = median_ms(int8_product, repeats)
+    out["int8_tops"] = flops / out["int8_ms"] / 1e9
+    with warnings.catch_warnings():  # quantized tensor types are deprecated; this is only a timing
+        warnings.simplefilter("ignore", UserWarning)
+        out["dynamic_activation_quantization_ms"] = median_ms(
+            lambda: torch.quantize_per_tensor_dynamic(x, torch.quint8, False).int_repr(), repeats
+        )
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rows", type=int, default=2048, help="tokens per batch (the CPU scorer's budget)")
+    parser.add_argument(
+        "--tokens-per-caption",
+        type=float,
+        default=15.9,
+        help="mean tokens incl. <s> and </s> (student benchmark captions)",
+    )
+    parser.add_argument("--repeats", type=int, default=20)
+    parser.add_argument("--out", type=Path, default=RESULTS / "cpu_matmul_ceiling.json")
+    args = parser.parse_args()
+    # Rounds interleave the shapes so that a slow spell of the shared machine hits all of them.
+    no_bf16 = bf16_unavailable_reason(torch.device("cpu"))
+    rounds = [
+        {name: time_shape(args.rows, *shape, args.repeats, bf16=no_bf16 is None) for name, shape in SHAPES.items()}
+        for _ in range(3)
+    ]
+    shapes = {
+        name: {key: statistics.median(run[name][key] for run in rounds) for key in rounds[0][name]} for name in SHAPES
+    }
+    payload = {
+        "benchmark": "cpu_matmul_ceiling",
+        "rows_per_product": args.rows,
+        "repeats": args.repeats,
+        "rounds": len(rounds),
+        "environment": environment("cpu"),
+        "shapes": shapes,
+        "skipped": {} if no_bf16 is None else {"bf16 products and ceiling": no_bf16},
+    }
+    if no_bf16 is None:
+        layer_ms = sum(row["bf16_ms"] for row in shapes.values())
+        captions_per_batch = args.rows / args.tokens_per_caption
+        # The last layer runs QKV's key/value part on every token and the rest on one token per caption.
+        last_layer_ms = shapes["qkv"]["bf16_ms"] * 2 / 3
+        products_ms = (LAYERS - 1) * layer_ms + last_layer_ms
+        payload["bf16_products_ms_per_batch"] = products_ms
+        payload["bf16_ceiling_captions_per_s"] = captions_per_batch / products_ms * 1e3
+        payload["ceiling_assumes"] = f"{args.tokens_per_caption} tokens per caption, no padding, products only"
+    write_json(args.out, payload)
+    for name, row in shapes.items():
+        bf16 = f"bf16 {row['bf16_tflops']:.2f} TFLOP/s ({row['bf16_ms']:.2f} ms)   " if "bf16_ms" in row else ""
+        print(
+            f"{name:14s} {bf16}int8 {row['int8_tops']:.2f} TOP/s"
+            f"   quantizing the input {row['dynamic_activation_quantization_ms']:.2f} ms"
+        )
+    if no_bf16 is None:
+        print(f"bf16 ceiling (products only): {payload['bf16_ceiling_captions_per_s']:.0f} captions/s")
+    for name, reason in payload["skipped"].items():
+        print(f"{name}: skipped ({reason})")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

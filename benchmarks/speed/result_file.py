@@ -1,0 +1,26 @@
+"""The JSON every benchmark writes: what ran (its command), where (the environment), and what it measured."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+from modeling_icc.utils.provenance import environment, write_json
+
+#: This folder as the repository root sees it (``benchmarks/speed``): the recorded command runs from the root.
+SCRIPTS = Path(__file__).resolve().parent.relative_to(Path(__file__).resolve().parents[2]).as_posix()
+
+
+def write_result(benchmark: str, out: Path, results: dict[str, Any], device: str = "cpu", **fields: Any) -> None:
+    """Write ``results`` to ``out`` with the command line that reproduces them and ``fields`` describing the run."""
+    payload = {
+        "benchmark": benchmark,
+        "command": f"python {SCRIPTS}/{benchmark}.py " + shlex.join(sys.argv[1:]),
+        **fields,
+        "environment": environment(device),
+        "results": results,
+    }
+    write_json(out, payload)
+    print(f"wrote {out}")

@@ -1,0 +1,93 @@
+"""How the batch engines (``datasets``, Ray) score: one spec of the options, one scoring callable.
+
+:class:`ScoringOptions` holds the scoring keywords that ``add_icc_scores`` and ``filter_by_icc``
+of both engines take, with their defaults (a test holds the engines to them).
+:class:`ScoreColumns` is what each engine runs on a batch of captions (a ``datasets`` ``map``
+function, wrapped by Ray's actor class): each worker process loads its scorer once
+(:func:`~modeling_icc.scoring.load.load_scorer` with ``cache=True``) and returns the new columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from ...scoring.base import ConcretenessScorer
+from ...scoring.load import ModelSpec, load_scorer
+from ...utils.errors import UserInputError
+from ..columns import AGGREGATES, scored_columns
+from .workers import device_for_rank, threads_per_worker
+
+#: Rows per engine batch (a ``map`` call, a Ray batch): large enough for length-sorted batching inside the
+#: scorer to pay off.
+DEFAULT_BATCH_SIZE = 4096
+
+
+@dataclass(frozen=True)
+class ScoringOptions:
+    """The model and where it runs; ``model_batch_size`` caps rows per forward pass, ``batch_size`` rows per batch."""
+
+    model: ModelSpec = None
+    device: str | torch.device | None = None
+    dtype: str | torch.dtype | None = None
+    model_batch_size: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+
+    def columns(
+        self,
+        output_column: str,
+        nested: bool,
+        raw_column: str | None = None,
+        aggregates: Sequence[str] = (),
+        workers: int | None = None,
+    ) -> ScoreColumns:
+        """The scoring callable writing ``output_column`` (and ``raw_column``, per-row ``aggregates`` when nested)."""
+        unknown = [how for how in aggregates if how not in AGGREGATES]
+        if unknown:
+            raise UserInputError(f"aggregates must be among {', '.join(AGGREGATES)}, got {unknown[0]!r}")
+        return ScoreColumns(self, output_column, nested, raw_column, tuple(aggregates) if nested else (), workers)
+
+
+@dataclass(frozen=True)
+class ScoreColumns:
+    """New score columns for a batch of the caption column.
+
+    ``workers``: processes scoring at once on this machine (``datasets``' ``num_proc``): with several,
+    each runs torch with its share of the cores, and on GPUs also tokenizes with that share.
+    """
+
+    options: ScoringOptions
+    output_column: str
+    nested: bool
+    raw_column: str | None = None
+    aggregates: tuple[str, ...] = ()
+    workers: int | None = None
+
+    def scorer(self, rank: int | None = None) -> ConcretenessScorer:
+        """This process's scorer (loaded once); worker ``rank`` goes to its GPU (see ``device_for_rank``)."""
+        several = bool(self.workers and self.workers > 1)
+        if several:
+            torch.set_num_threads(threads_per_worker(self.workers))
+        device = device_for_rank(self.options.device, rank)
+        on_gpus = several and str(device).startswith("cuda")
+        return load_scorer(
+            self.options.model,
+            device,
+            self.options.dtype,
+            self.options.model_batch_size,
+            cache=True,
+            tokenize_workers=threads_per_worker(self.workers) if on_gpus else None,
+        )
+
+    def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
+        return scored_columns(
+            self.scorer(rank),
+            values,
+            self.output_column,
+            nested=self.nested,
+            raw_column=self.raw_column,
+            aggregates=self.aggregates,
+        )

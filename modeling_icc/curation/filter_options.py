@@ -1,0 +1,90 @@
+"""What to keep, as every engine takes it: the options of a filter and their defaults, defined once.
+
+:class:`FilterOptions` is the spec: ``filter_by_icc`` of ``datasets`` and of Ray take its fields as
+their keywords (:func:`takes_filter_options` builds their signatures from it) and
+:meth:`FilterOptions.plan` turns them into the :class:`~.filter_plan.FilterPlan` every engine applies;
+``icc filter`` turns its flags into the same plan for single files and shards
+(:func:`modeling_icc.cli.common.filter_plan`). See docs/curation.md, "Adding an option".
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, fields
+from typing import Any, TypeVar
+
+from .columns import SCORE_COLUMN
+from .filter_plan import ColumnRule, FilterPlan, Level
+from .io.table import TEXT_COLUMN
+from .selection import KeepRule
+
+#: The other rule's column unless told another: a CLIPScore column's usual name.
+CLIP_COLUMN = "clip_score"
+
+
+@dataclass(frozen=True)
+class FilterOptions:
+    """The options of a filter with their defaults.
+
+    Exactly one of ``threshold``, ``top_fraction`` and ``top_k`` is given; ``clip`` is a rule on
+    ``clip_column``; ``level``, ``aggregate`` and ``node_columns`` are those of :class:`FilterPlan`.
+    """
+
+    threshold: float | None = None
+    top_fraction: float | None = None
+    top_k: int | None = None
+    column: str = TEXT_COLUMN
+    score_column: str = SCORE_COLUMN
+    level: Level = "row"
+    aggregate: str | None = None
+    node_columns: Sequence[str] = ()
+    clip: KeepRule | None = None
+    clip_column: str = CLIP_COLUMN
+
+    def plan(self, tie_break_column: str | None = None) -> FilterPlan:
+        """The plan of these options; ``tie_break_column``: unique row ids for engines without a row order (Ray)."""
+        rule = KeepRule(threshold=self.threshold, top_fraction=self.top_fraction, top_k=self.top_k)
+        other = None if self.clip is None else ColumnRule(self.clip_column, self.clip)
+        return FilterPlan(
+            rule, self.column, self.score_column, self.level, self.aggregate, self.node_columns, other, tie_break_column
+        )
+
+
+#: The options a caller may also give by position, after the dataset (as ``filter_by_icc(dataset, 0.5)``).
+RULE_OPTIONS = ("threshold", "top_fraction", "top_k")
+Result = TypeVar("Result")
+
+
+def takes_filter_options(engine: Callable[..., Result]) -> Callable[..., Result]:
+    """``engine(dataset, options, *, ...)`` called with the :class:`FilterOptions` as its keywords.
+
+    The caller passes :data:`RULE_OPTIONS` by position or keyword and the other options by keyword,
+    with the spec's defaults; ``engine`` gets them as one :class:`FilterOptions`. The signature
+    (``help``, ``inspect``) lists them, so an option added to the spec reaches every engine at once.
+    """
+    dataset, _, *own = inspect.signature(engine).parameters.values()
+    spec = [
+        inspect.Parameter(
+            option.name,
+            inspect.Parameter.POSITIONAL_OR_KEYWORD if option.name in RULE_OPTIONS else inspect.Parameter.KEYWORD_ONLY,
+            default=option.default,
+            annotation=option.type,
+        )
+        for option in fields(FilterOptions)
+    ]
+    signature = inspect.signature(engine).replace(parameters=[dataset, *spec, *own])
+
+    names = {option.name for option in spec}
+    more = [parameter.name for parameter in own if parameter.kind is inspect.Parameter.VAR_KEYWORD]
+
+    @functools.wraps(engine)
+    def call(*args: Any, **kwargs: Any) -> Result:
+        given = signature.bind(*args, **kwargs).arguments  # a TypeError for a wrong keyword, as a plain call
+        options = FilterOptions(**{name: given.pop(name) for name in names & given.keys()})
+        extra = given.pop(more[0], {}) if more else {}
+        return engine(given.pop(dataset.name), options, **given, **extra)
+
+    call.__signature__ = signature  # type: ignore[attr-defined]
+    return call

@@ -1,0 +1,34 @@
+"""How correlations get their intervals: the settings and their defaults, defined once for
+``correlate``, ``run_benchmarks``, ``run_suite`` and ``icc bench``.
+
+Kept free of scipy so that ``icc bench --help`` reads the defaults without loading it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from .metrics import CorrelationReport
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """``n_bootstrap`` paired resamples drawn with ``seed``; percentile intervals at ``confidence``."""
+
+    n_bootstrap: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+
+    def correlate(self, scores: np.ndarray, labels: np.ndarray) -> CorrelationReport:
+        """:func:`~modeling_icc.evaluation.metrics.correlate` with these settings."""
+        from .metrics import correlate  # scipy: loaded only when a benchmark runs
+
+        return correlate(scores, labels, n_bootstrap=self.n_bootstrap, seed=self.seed, confidence=self.confidence)
+
+
+#: The settings a run gets unless told others.
+DEFAULT_BOOTSTRAP = Bootstrap()

@@ -1,0 +1,118 @@
+"""The one atomic writer: files that appear only when complete, whatever module writes them.
+
+Every file the package writes (outputs, shards, JSON records, cards, figures) goes through
+:func:`atomic_file`, so one set of guarantees holds everywhere:
+
+- the data goes to a hidden temporary file beside the target (``.NAME.icc-XXXXXXXX.tmp``), renamed
+  over the target only when the block succeeds: a reader never sees a half-written file;
+- on any error (also ``KeyboardInterrupt`` or ``SystemExit``) the temporary file is removed;
+- the temporary file is locked while it is written, so one left by a killed process (nothing holds its
+  lock) is removed by the next write of the same path, and a running writer's never is;
+- the file gets the permissions of any new file (the umask's), not ``mkstemp``'s 0600.
+
+A symlink at the target is replaced by the file (layers that write through links resolve them first).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import glob
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import BinaryIO
+
+#: Marks the temporary files of :func:`atomic_file` (``.NAME.icc-XXXXXXXX.tmp``).
+TEMP_MARK = ".icc-"
+
+
+@contextmanager
+def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+    """A binary stream that becomes ``path`` only when the block succeeds (see the module docstring)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(path)
+    handle, temp_name = new_temp_file(path)
+    lock = os.dup(handle)  # the lock lasts until after the rename, past the stream's close
+    try:
+        with suppress(OSError):  # a file system without locks: then no run can remove it either
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        with os.fdopen(handle, "wb") as stream:
+            yield stream
+        os.chmod(temp_name, 0o666 & ~_current_umask())
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+    finally:
+        os.close(lock)
+
+
+def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+    """Write ``data`` to ``path`` atomically."""
+    with atomic_file(path) as stream:
+        stream.write(data)
+    return Path(path)
+
+
+def write_text(path: str | os.PathLike, text: str) -> Path:
+    """Write ``text`` to ``path`` atomically, as UTF-8 with its line ends as they are."""
+    return write_bytes(path, text.encode("utf-8"))
+
+
+@contextmanager
+def temp_file_beside(path: str | os.PathLike) -> Iterator[Path]:
+    """An empty work file named as :func:`atomic_file`'s temporary files for ``path``, locked, removed at the end.
+
+    A job keeps what it needs between passes here: if it is killed, the next job writing ``path`` (or
+    asking for such a file) removes the file, as it removes a dead writer's temporary output.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    remove_stale_temp_files(path)
+    handle, name = new_temp_file(path)
+    try:
+        with suppress(OSError):  # a file system without locks: then no run can remove it either
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        yield Path(name)
+    finally:
+        Path(name).unlink(missing_ok=True)
+        os.close(handle)
+
+
+def new_temp_file(path: str | os.PathLike) -> tuple[int, str]:
+    """A new hidden file next to ``path`` (``.NAME.icc-XXXXXXXX.tmp``): its descriptor and name."""
+    path = Path(path)
+    return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp")
+
+
+def remove_stale_temp_files(path: str | os.PathLike) -> None:
+    """Remove the temporary files of :func:`atomic_file` for ``path`` whose writer is gone.
+
+    Only regular files named as ours are considered, and only those whose lock can
+    be taken (a running writer holds it), so a concurrent job's file is never touched.
+    """
+    path = Path(path)
+    for temp in path.parent.glob(f".{glob.escape(path.name)}{TEMP_MARK}*.tmp"):
+        try:
+            handle = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            if not stat.S_ISREG(os.fstat(handle).st_mode):
+                continue
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            temp.unlink()
+        except OSError:  # locked by a running writer, or already gone
+            continue
+        finally:
+            os.close(handle)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

@@ -1,0 +1,118 @@
+"""One resume protocol for jobs that write many units (shards) into one output directory.
+
+Sharded curation jobs (``icc score|filter --output-dir``) and teacher scoring
+(:func:`~modeling_icc.teachers.scoring.score_to_shards`) both follow it; docs/curation.md
+("Resuming a job") describes it for users:
+
+- one job per directory at a time (:func:`locked` holds :data:`LOCK_FILE`);
+- :data:`RUN_FILE` records the job's settings and inputs (:func:`bind_settings`); once the directory
+  holds saved work, a re-run must match them, else a one-line error names the settings that differ.
+  The settings of a run that saved nothing are simply replaced, and saved work without a
+  :data:`RUN_FILE` is refused, so runs are never mixed;
+- every unit is written atomically (:mod:`.atomic_files`) and is done when the last file written
+  for it is there: a re-run skips done units and redoes the others, so no row is lost or written twice;
+- temporary files of a killed run are removed (:func:`remove_partial_files`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .errors import UserInputError
+from .provenance import write_json
+
+#: The job's settings and inputs, which a resumed run must match.
+RUN_FILE = "_run.json"
+#: Held while a job runs; removed when it ends.
+LOCK_FILE = ".icc.lock"
+
+
+def bind_settings(
+    directory: Path,
+    settings: dict[str, Any],
+    *,
+    holds_work: bool,
+    advice: str,
+    record: dict[str, Any] | None = None,
+    explain: Callable[[dict[str, Any], list[str]], str | None] | None = None,
+) -> None:
+    """Record ``settings`` (plus ``record``, kept but not compared) in ``directory``'s :data:`RUN_FILE`, or,
+    if it ``holds_work``, check them against the recorded ones.
+
+    A difference is a one-line error: ``explain(previous, changed)`` where it says more, else
+    ``DIR holds a run with different KEYS; ADVICE``.
+    """
+    path = directory / RUN_FILE
+    if holds_work and path.is_file():
+        previous = json.loads(path.read_text(encoding="utf-8"))
+        changed = [key for key in settings if previous.get(key) != settings[key]]
+        if changed:
+            message = explain(previous, changed) if explain is not None else None
+            raise UserInputError(message or f"{directory} holds a run with different {', '.join(changed)}; {advice}")
+        return
+    if holds_work:
+        raise UserInputError(f"{directory} holds saved work but no {RUN_FILE}, so its settings are unknown; {advice}")
+    write_json(path, {**settings, **(record or {})})
+
+
+def recorded_settings(directory: Path) -> dict[str, Any] | None:
+    """What :func:`bind_settings` recorded in ``directory``, or ``None``."""
+    path = directory / RUN_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+
+
+def remove_partial_files(directories: Sequence[Path]) -> None:
+    """Temporary files of a run that was killed mid-write (never renamed into place)."""
+    for directory in directories:
+        for temp in directory.glob("*.tmp"):
+            temp.unlink(missing_ok=True)
+
+
+@contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    """One job per directory at a time (the OS drops the lock if the job dies); creates ``directory``.
+
+    The lock file is removed when the job ends, still locked. A job that opened it just
+    before and locks it just after would hold a lock on a file no longer in the directory,
+    so a lock counts only when the path still names the locked file.
+    """
+    if directory.exists() and not directory.is_dir():
+        raise UserInputError(f"the output directory {directory} is an existing file; choose a directory")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise UserInputError(f"cannot create the output directory {directory}: {error.strerror}") from None
+    path = directory / LOCK_FILE
+    while True:
+        try:
+            handle = path.open("w")
+        except OSError as error:  # a read-only folder: nothing can be written here
+            raise UserInputError(f"cannot write to the output directory {directory}: {error.strerror}") from None
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            handle.close()
+            raise UserInputError(f"another icc job is writing to {directory}") from None
+        if _same_file(handle, path):
+            break
+        handle.close()  # removed by the job that held it: lock the file that stands there now
+    try:
+        yield
+    finally:
+        path.unlink(missing_ok=True)
+        handle.close()
+
+
+def _same_file(handle: Any, path: Path) -> bool:
+    try:
+        named = path.stat()
+    except FileNotFoundError:
+        return False
+    opened = os.fstat(handle.fileno())
+    return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)

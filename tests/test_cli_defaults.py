@@ -1,0 +1,80 @@
+"""Command-line defaults are those of what the flags feed (as tests/test_training_scripts.py holds the scripts
+to the pipeline config): ``icc bench`` to the suite, the bootstrap and the baselines' options; ``icc filter`` to
+the engines' FilterOptions."""
+
+import dataclasses
+import inspect
+
+from modeling_icc.cli.common import filter_plan, keywords_for
+from modeling_icc.cli.filter import other_rule
+from modeling_icc.cli.main import build_parser
+from modeling_icc.curation.filter_options import FilterOptions
+from modeling_icc.curation.selection import KeepRule
+from modeling_icc.evaluation import Bootstrap, load_benchmarks, run_suite
+from modeling_icc.evaluation.baselines.registry import ModelOptions
+
+#: ``icc bench`` flags whose None means the target's choice: the device (run_suite's "auto").
+BENCH_NONE_MEANS_THE_TARGETS = {"device"}
+#: ``icc filter`` flags whose None means the target's choice: the input format's caption column (and, at
+#: node level, its aligned columns), and the other rule's default column.
+FILTER_NONE_MEANS_THE_TARGETS = {"column", "node_columns", "and_column"}
+
+
+def _defaults(target) -> dict[str, object]:
+    return {
+        name: parameter.default
+        for name, parameter in inspect.signature(target).parameters.items()
+        if parameter.default is not inspect.Parameter.empty
+    }
+
+
+def _parsed(command: str, *argv: str) -> dict[str, object]:
+    return vars(build_parser(command).parse_args([command, *argv]))
+
+
+def test_bench_command_line_defaults_are_the_suite_and_model_defaults():
+    parsed = _parsed("bench")
+    compared = set()
+    for target in (load_benchmarks, run_suite, ModelOptions, Bootstrap):
+        for name, expected in _defaults(target).items():
+            if name not in parsed:
+                continue
+            value = parsed[name]
+            ok = value == expected or (value is None and name in BENCH_NONE_MEANS_THE_TARGETS)
+            assert ok, (target.__name__, name, value, expected)
+            compared.add(name)
+    assert {"n_bootstrap", "seed", "caption_column", "label_column", "published_column", "norm_split"} <= compared
+    assert {"output_dir", "name", "clip_model", "llm_scale", "images_per_caption", "text_to_image"} <= compared
+
+
+def test_bench_passes_its_flags_to_load_benchmarks_and_model_options_by_name():
+    args = build_parser("bench").parse_args(
+        ["bench", "--column", "text", "--format", "csv", "--t2i-model", "t2i", "--llm-scale", "3", "--seed", "2"]
+    )
+    assert keywords_for(load_benchmarks, args) == {
+        "data": None,
+        "fmt": "csv",
+        "caption_column": "text",
+        "label_column": "concreteness_annotation",
+        "published_column": "icc_score",
+        "norm_split": "test",
+    }
+    options = ModelOptions(**keywords_for(ModelOptions, args))
+    assert (options.text_to_image, options.llm_scale, options.seed) == ("t2i", 3, 2)
+
+
+def test_filter_command_line_defaults_are_the_filter_options_defaults():
+    parsed = _parsed("filter", "--threshold", "0.5", "--input", "x.txt")
+    compared = set()
+    for option in dataclasses.fields(FilterOptions):
+        if option.name not in parsed or option.name in ("threshold", "top_fraction", "top_k"):
+            continue
+        value = parsed[option.name]
+        assert value == option.default or (value is None and option.name in FILTER_NONE_MEANS_THE_TARGETS), option
+        compared.add(option.name)
+    assert compared == {"column", "level", "aggregate", "node_columns"}
+    args = build_parser("filter").parse_args(["filter", "--threshold", "0.5", "--input", "x.txt"])
+    plan = filter_plan(args, "txt", KeepRule(threshold=0.5))
+    assert plan == FilterOptions(threshold=0.5).plan()  # what the None flags stand for, on a text input
+    with_clip = build_parser("filter").parse_args(["filter", "--threshold", "0.5", "-i", "x", "--and-threshold", "1"])
+    assert other_rule(with_clip).column == FilterOptions.clip_column

@@ -1,0 +1,59 @@
+"""The package's layering, checked on its source: its rooms import each other without a cycle,
+production code never imports the test helpers, ``models/`` imports nothing of the package but
+``utils/``, and ``utils/`` needs no model library."""
+
+import subprocess
+import sys
+
+from package_graph import PACKAGE, PACKAGE_DIR, arrows, cycles, imported_modules
+
+
+def _module_name(path) -> str:
+    parts = path.relative_to(PACKAGE_DIR.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _package_imports(subpackage: str) -> dict[str, set[str]]:
+    return {
+        _module_name(path): {name for name in imported_modules(path) if name.startswith(f"{PACKAGE}.")}
+        for path in sorted((PACKAGE_DIR / subpackage).rglob("*.py"))
+    }
+
+
+def test_rooms_import_each_other_without_a_cycle():
+    assert cycles(arrows()) == []
+
+
+def test_no_production_module_imports_the_testing_helpers():
+    offenders = {
+        module: sorted(name for name in imports if name.startswith(f"{PACKAGE}.testing"))
+        for module, imports in _package_imports(".").items()
+        if not module.startswith(f"{PACKAGE}.testing")
+    }
+    assert {module: names for module, names in offenders.items() if names} == {}
+
+
+def test_models_import_nothing_of_the_package_but_utils():
+    offenders = {
+        module: sorted(n for n in imports if not n.startswith((f"{PACKAGE}.models", f"{PACKAGE}.utils")))
+        for module, imports in _package_imports("models").items()
+    }
+    assert {module: names for module, names in offenders.items() if names} == {}
+
+
+def test_the_scan_resolves_relative_imports():
+    imports = set(imported_modules(PACKAGE_DIR / "training" / "sba_projector.py"))
+    assert {
+        f"{PACKAGE}.teachers.sba.SBAPipeline",
+        f"{PACKAGE}.training.arguments.PaperTrainingArguments",
+    } <= imports
+    assert f"{PACKAGE}.testing.student.save_tiny_student" in imported_modules(PACKAGE_DIR / "testing" / "pipeline.py")
+
+
+def test_utils_imports_no_other_room_and_no_model_library():
+    assert arrows()[f"{PACKAGE}.utils"] == set()
+    modules = sorted(_module_name(path) for path in (PACKAGE_DIR / "utils").glob("*.py"))
+    code = f"import sys\nfor name in {modules!r}:\n    __import__(name)\n"
+    code += "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"
