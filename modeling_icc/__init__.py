@@ -9,6 +9,7 @@ as ``transformers`` is imported, before or after this package, so saved models l
 through the Auto classes without ``trust_remote_code``.
 """
 
+import sys
 from importlib import import_module
 
 from .utils.after_import import when_imported
@@ -47,8 +48,32 @@ _LAZY_NAMES = {
 
 __getattr__ = lazy_getattr(__name__, _LAZY_NAMES)
 
-when_imported(
-    "transformers", lambda: [import_module(f".models.{name}", __name__) for name in ("icc", "mini.modeling_mini")]
-)
+
+def _register_models() -> None:
+    """Import the modules that register the student and mini with the Auto classes.
+
+    When ``transformers`` is first imported by one of those models' own modules (importing
+    ``models.mini.configuration_mini`` on its own), that model cannot be imported yet: it is half
+    initialized, and registers itself when its import completes. It is skipped, not reported.
+    """
+    for name in ("models.icc", "models.mini.modeling_mini"):
+        try:
+            import_module(f".{name}", __name__)
+        except ImportError:
+            if not _models_initializing():
+                raise
+
+
+def _models_initializing() -> bool:
+    """Whether a module of ``models/`` is being imported right now (``importlib`` marks its spec)."""
+    prefix = f"{__name__}.models."
+    return any(
+        getattr(getattr(module, "__spec__", None), "_initializing", False)
+        for name, module in list(sys.modules.items())
+        if name.startswith(prefix)
+    )
+
+
+when_imported("transformers", _register_models)
 
 __all__ = ["DISTRIBUTION", "__version__", *_LAZY_NAMES]

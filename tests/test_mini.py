@@ -248,6 +248,20 @@ def test_transformers_imported_first_still_knows_mini():
     assert result.stdout.strip().startswith("MiniICCConfig")
 
 
+def test_a_models_own_module_importing_transformers_first_warns_nothing():
+    """`python training_scripts/fit_mini.py` imports mini's configuration before transformers: no spurious warning."""
+    code = (
+        "import modeling_icc.models.mini.configuration_mini\n"
+        "import modeling_icc.models.mini.modeling_mini\n"
+        "from transformers import AutoConfig\n"
+        "print(type(AutoConfig.for_model('icc_mini')).__name__, type(AutoConfig.for_model('icc')).__name__)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-W", "error::RuntimeWarning", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["MiniICCConfig", "ICCConfig"] and "Warning" not in result.stderr
+
+
 def test_cli_scores_filters_and_explains_with_mini(tmp_path, capsys):
     assert main(["score", "--model", "mini", *CAPTIONS[:2]]) == 0
     rows = list(csv.DictReader(capsys.readouterr().out.splitlines(), delimiter="\t"))
