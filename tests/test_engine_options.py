@@ -149,3 +149,28 @@ def test_the_same_options_keep_the_same_rows_in_datasets_single_file_and_sharded
 
     assert 0 < len(kept["uid"]) < 5  # the top 5 ICC scores, less those under the similarity rule
     assert uids(tmp_path / "kept.jsonl") == kept["uid"] == uids(tmp_path / "shards" / "pool.jsonl")
+
+
+#: A value other than the default for every scoring option that reaches the scorer's loader.
+CHANGED_SCORING = {"device": "cpu", "dtype": "float32", "model_batch_size": 3, "tokenize_workers": 1}
+
+
+@pytest.mark.parametrize("name", CHANGED_SCORING)
+def test_each_scoring_option_given_to_the_datasets_engine_reaches_the_scorers_loader(name, monkeypatch):
+    from modeling_icc.curation.engines import scoring
+    from modeling_icc.scoring.load import load_scorer
+
+    calls = []
+
+    def recording_load_scorer(model, device=None, dtype=None, batch_size=None, **options):
+        calls.append({"device": device, "dtype": dtype, "model_batch_size": batch_size, **options})
+        return load_scorer("lite")
+
+    monkeypatch.setattr(scoring, "load_scorer", recording_load_scorer)
+    hf_engine.add_icc_scores(
+        datasets.Dataset.from_dict({"caption": ["a dog"]}), model="lite", **{name: CHANGED_SCORING[name]}
+    )
+    assert calls and calls[0][name] == CHANGED_SCORING[name]
+    assert set(CHANGED_SCORING) | {"model", "batch_size"} == {
+        option.name for option in dataclasses.fields(ScoringOptions)
+    }

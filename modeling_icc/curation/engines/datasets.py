@@ -130,6 +130,7 @@ def add_icc_scores(
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     model_batch_size: int | None = None,
+    tokenize_workers: int | None = None,
     aggregates: Sequence[str] = AGGREGATES,
     num_proc: int | None = None,
     raw_column: str | None = None,
@@ -138,7 +139,8 @@ def add_icc_scores(
 
     ``model``: a Hub id, local directory, ``"lite"`` or a ready scorer (default:
     the published model). ``batch_size`` rows go to the scorer per ``map`` call;
-    ``model_batch_size`` caps rows per forward pass. Blank, null or non-text
+    ``model_batch_size`` caps rows per forward pass; ``tokenize_workers`` sets the scorer's tokenizer
+    processes (see :func:`~modeling_icc.load_scorer`). Blank, null or non-text
     captions score NaN. A column holding a list of captions per row (e.g. GBC
     node captions) gets one list of scores per row plus per-row
     ``{output_column}_min/_mean/_max`` (choose with ``aggregates``).
@@ -149,7 +151,7 @@ def add_icc_scores(
     """
     _check_dataset(dataset)
     require_columns(dataset.column_names, [column])
-    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size), num_proc)
+    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size, tokenize_workers), num_proc)
     plain, restore_format = _without_format(dataset)
     return restore_format(scoring.add(plain, column, output_column, aggregates, raw_column))
 
@@ -165,6 +167,7 @@ def filter_by_icc(
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
     model_batch_size: int | None = None,
+    tokenize_workers: int | None = None,
     num_proc: int | None = None,
 ) -> AnyDataset:
     """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
@@ -187,7 +190,7 @@ def filter_by_icc(
     """
     plan = options.plan()
     _check_dataset(dataset)
-    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size), num_proc)
+    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size, tokenize_workers), num_proc)
     dataset, restore_format = _without_format(dataset)
     plan = plan.bind_to_dataset(
         dataset.column_names,

@@ -99,6 +99,7 @@ def add_icc_scores(
     device: str | None = None,
     dtype: str | None = None,
     model_batch_size: int | None = None,
+    tokenize_workers: int | None = None,
     aggregates: Sequence[str] = AGGREGATES,
     raw_column: str | None = None,
 ) -> ray.data.Dataset:
@@ -121,7 +122,7 @@ def add_icc_scores(
         pool = ray.data.ActorPoolStrategy(min_size=1, max_size=most)  # autoscaling leaves room for reads
     else:
         pool = ray.data.ActorPoolStrategy(size=num_actors)
-    options = ScoringOptions(model, device, dtype, model_batch_size, batch_size)
+    options = ScoringOptions(model, device, dtype, model_batch_size, batch_size, tokenize_workers)
     score = options.columns(output_column, nested, raw_column, aggregates)
     return dataset.map_batches(
         ScoreBatches,

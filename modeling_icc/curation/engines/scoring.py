@@ -28,13 +28,16 @@ DEFAULT_BATCH_SIZE = 4096
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """The model and where it runs; ``model_batch_size`` caps rows per forward pass, ``batch_size`` rows per batch."""
+    """The model and where it runs; ``model_batch_size`` caps rows per forward pass, ``batch_size`` rows per batch;
+    ``tokenize_workers``: tokenizer processes of each scorer (``None``: :func:`load_scorer`'s default, or each
+    worker's share of the cores when several score on GPUs)."""
 
     model: ModelSpec = None
     device: str | torch.device | None = None
     dtype: str | torch.dtype | None = None
     model_batch_size: int | None = None
     batch_size: int = DEFAULT_BATCH_SIZE
+    tokenize_workers: int | None = None
 
     def columns(
         self,
@@ -72,14 +75,16 @@ class ScoreColumns:
         if several:
             torch.set_num_threads(threads_per_worker(self.workers))
         device = device_for_rank(self.options.device, rank)
-        on_gpus = several and str(device).startswith("cuda")
+        tokenize_workers = self.options.tokenize_workers
+        if tokenize_workers is None and several and str(device).startswith("cuda"):
+            tokenize_workers = threads_per_worker(self.workers)  # each GPU's worker tokenizes with its share
         return load_scorer(
             self.options.model,
             device,
             self.options.dtype,
             self.options.model_batch_size,
             cache=True,
-            tokenize_workers=threads_per_worker(self.workers) if on_gpus else None,
+            tokenize_workers=tokenize_workers,
         )
 
     def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
