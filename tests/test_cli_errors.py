@@ -389,6 +389,20 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
         assert process.stderr.read() == ""
 
 
+def test_explain_with_a_reader_that_goes_away_ends_quietly_too():
+    """``icc explain ... | head -1`` (rich's console would exit with status 1)."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "modeling_icc", "explain", "--model", "lite", *["a dog on a beach"] * 3000],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout.readline().startswith("ICC ")
+    process.stdout.close()
+    assert process.wait() == 0
+    assert process.stderr.read() == ""
+
+
 def _interrupted(command: list[object], ready: Callable[[], bool], **options) -> subprocess.CompletedProcess:
     """Run ``icc COMMAND`` in its own process group and press Ctrl-C (SIGINT to the group) once ``ready()``."""
     import os

@@ -11,6 +11,15 @@ from rich.console import Console
 from rich.table import Table
 
 
+class PipeConsole(Console):
+    """A rich console whose reader may stop early (``icc explain ... | head -1``): rich would exit with
+    status 1 there; this hands the ``BrokenPipeError`` to the command, which ends quietly (status 0)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
 def score_style(score: float) -> str:
     if np.isnan(score):
         return "dim"
@@ -37,4 +46,4 @@ def print_score_table(
         if kept is not None:
             cells.append("[green]yes[/]" if kept[index] else "[dim]no[/]")
         table.add_row(*cells, str(caption))
-    Console(file=stream or sys.stdout, soft_wrap=False).print(table)
+    PipeConsole(file=stream or sys.stdout, soft_wrap=False).print(table)

@@ -7,12 +7,12 @@ import json
 import math
 import sys
 
-from rich.console import Console
 from rich.text import Text
 
 from ..scoring.explanation import Explanation
 from ..utils.errors import UserInputError
 from .common import add_model_options, open_scorer
+from .display import PipeConsole
 
 DESCRIPTION = (
     "Explain scores. Lite: exact per-word and per-cue contributions to the logit "
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
         for explanation in explanations:
             print(json.dumps(explanation.to_dict(), ensure_ascii=False))
         return 0
-    console = Console(file=sys.stdout, highlight=False)
+    console = PipeConsole(file=sys.stdout, highlight=False)
     for explanation in explanations:
         print_explanation(console, explanation, top=args.top)
     return 0
@@ -62,7 +62,7 @@ def coloured_caption(explanation: Explanation) -> Text:
     return text
 
 
-def print_explanation(console: Console, explanation: Explanation, top: int) -> None:
+def print_explanation(console: PipeConsole, explanation: Explanation, top: int) -> None:
     score = "NaN" if math.isnan(explanation.score) else f"{explanation.score:.3f}"
     console.print(
         Text.assemble(("ICC ", "bold"), (score, "bold cyan"), f"  ({explanation.model_id}, {explanation.method})")
