@@ -5,7 +5,7 @@ production code never imports the test helpers, ``models/`` imports nothing of t
 import subprocess
 import sys
 
-from package_graph import PACKAGE, PACKAGE_DIR, arrows, cycles, imported_modules
+from package_graph import PACKAGE, PACKAGE_DIR, arrows, cycles, floors, imported_modules
 
 
 def _module_name(path) -> str:
@@ -57,3 +57,10 @@ def test_utils_imports_no_other_room_and_no_model_library():
     code += "print(sorted(m for m in ('torch', 'transformers') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_architecture_map_quotes_the_current_counts():
+    """docs/architecture.md quotes the drawing's counts; a move that changes them updates the map too."""
+    graph = arrows()
+    counts = f"{len(graph)} rooms on {max(floors(graph).values())} floors, {sum(map(len, graph.values()))} arrows"
+    assert counts in (PACKAGE_DIR.parent / "docs" / "architecture.md").read_text(encoding="utf-8").replace("**", "")
