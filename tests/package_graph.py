@@ -2,7 +2,8 @@
 
 A room is a sub-package of ``modeling_icc`` (a folder with ``__init__.py``); an arrow is "some module in
 room A imports from room B". The package root's own files (``__init__``, ``__main__``, ``version``) are
-the entrance, not a room. ``python tests/package_graph.py`` prints the counts docs/architecture.md quotes (a test keeps them equal).
+the entrance, not a room. ``python tests/package_graph.py`` prints the counts docs/architecture.md quotes
+(a test keeps them equal).
 """
 
 from __future__ import annotations
