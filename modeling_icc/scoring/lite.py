@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze
+from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze, caption_features
 from ..models.lite.lexicon import Lexicon, default_lexicon
 from ..models.lite.modeling_lite import LiteModel, default_lite_model
 from ..utils.caption_text import normalize_caption
@@ -42,7 +42,7 @@ class LiteScorer(ConcretenessScorer):
     def features(self, texts: list[str]) -> np.ndarray:
         """Raw feature values of the normalized captions, one row per caption, columns in ``FEATURE_NAMES`` order."""
         lexicon = self.lexicon
-        return np.array([analyze(normalize_caption(text), lexicon)[0] for text in texts], dtype=np.float64).reshape(
+        return np.array([caption_features(text, lexicon) for text in texts], dtype=np.float64).reshape(
             len(texts), len(FEATURE_NAMES)
         )
 

@@ -14,7 +14,7 @@ from scipy.stats import kendalltau, pearsonr, spearmanr
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.model_selection import StratifiedKFold
 
-from ..models.lite.features import FEATURE_NAMES, analyze
+from ..models.lite.features import FEATURE_NAMES, caption_features
 from ..models.lite.lexicon import Lexicon, default_lexicon
 from ..models.lite.modeling_lite import LiteModel
 
@@ -26,8 +26,9 @@ DEFAULT_SPLIT = 2
 
 
 def feature_matrix(texts: Sequence[str], lexicon: Lexicon | None = None) -> np.ndarray:
+    """The features the scorer reads (of the normalized captions), one row per caption."""
     lexicon = lexicon or default_lexicon()
-    return np.array([analyze(text, lexicon)[0] for text in texts], dtype=np.float64)
+    return np.array([caption_features(text, lexicon) for text in texts], dtype=np.float64)
 
 
 def _standardize_stats(features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

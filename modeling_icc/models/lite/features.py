@@ -15,6 +15,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ...utils.caption_text import normalize_caption
 from ...utils.function_words import FUNCTION_WORDS
 from ...utils.words import WORD_PATTERN
 from .lexicon import Lexicon
@@ -109,6 +110,12 @@ class WordShares:
     words: list[str]
     shares: dict[str, list[tuple[tuple[int, int], float]]] = field(default_factory=dict)
     denominators: dict[str, int] = field(default_factory=dict)
+
+
+def caption_features(text: str, lexicon: Lexicon) -> list[float]:
+    """The feature values lite reads for a caption as it comes: of its normalized text (web noise removed,
+    :func:`~modeling_icc.utils.caption_text.normalize_caption`), so the fit and the scorer read the same."""
+    return analyze(normalize_caption(text), lexicon)[0]
 
 
 def analyze(text: str, lexicon: Lexicon, detail: bool = False) -> tuple[list[float], WordShares | None]:
