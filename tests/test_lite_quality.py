@@ -127,3 +127,9 @@ def test_cli_explain_text_and_json(capsys):
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [line["words"][-1]["text"] for line in lines] == ["dog", "idea"]
     assert main(["explain", "--model", "lite", "  "]) == 2
+
+
+def test_the_fit_reads_the_features_the_scorer_reads():
+    """Web noise is normalized away for the fit as for the scorer: no skew between training and serving."""
+    texts = ["Glazed Lemon Cake #glazed #lemon #dessert @baker https://x.co/a 🍰", "Love homemade burgers!!!"]
+    np.testing.assert_array_equal(feature_matrix(texts), LiteScorer().features(texts))
