@@ -1,5 +1,7 @@
 """The mini heads' fit: its inputs (the dev split's partitions, the norms' partition) and the shipped file's rebuild."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -68,4 +70,36 @@ def test_the_fit_rebuilds_the_shipped_heads(tmp_path):
     }
     np.testing.assert_allclose(scores[out], scores[shipped_heads_path()], rtol=0, atol=1e-4)
     assert report["cross_validation_203"]["spearman"] == pytest.approx(0.7874, abs=1e-4)
+    assert report["noise_weight_cv_203"]["chosen_noise_weight"] == FitSettings().noise_weight
     assert out.with_suffix(".report.json").is_file()
+
+
+def test_the_shipped_noise_weight_is_the_one_cross_validation_chose():
+    report = json.loads(shipped_heads_path().with_suffix(".report.json").read_text(encoding="utf-8"))
+    table = report["noise_weight_cv_203"]
+    assert table["chosen_noise_weight"] == FitSettings().noise_weight == report["settings"]["noise_weight"]
+    assert {0.0, 1.0} <= {row["noise_weight"] for row in table["candidates"]}  # no copies, and the old weight
+
+
+def test_the_noise_weight_rule_keeps_the_clean_score_and_breaks_ties_towards_the_shipped_weight(monkeypatch):
+    import modeling_icc.training.fit_mini as fit
+
+    def table(rows: dict[float, tuple[float, float]]) -> float:
+        """``rows``: weight -> (clean Spearman, mean noisy Spearman with the labels); returns the chosen weight."""
+
+        def fake_cross_validate(features, settings, word_coef, word_bias):
+            clean, noisy = rows[settings.noise_weight]
+            per_type = {"spearman_with_label": noisy, "spearman_with_clean": 0.9}
+            return {"report": {"spearman": clean, "noisy_copies": dict.fromkeys(fit.NOISE_TYPES, per_type)}}
+
+        monkeypatch.setattr(fit, "cross_validate", fake_cross_validate)
+        return fit.cross_validate_noise_weight(None, FitSettings(), None, 0.0, weights=tuple(rows))[
+            "chosen_noise_weight"
+        ]
+
+    # 4 has the best noisy objective but gives up more than 0.01 of clean Spearman: not eligible.
+    assert table({0.0: (0.80, 0.70), 1.0: (0.795, 0.74), 4.0: (0.785, 0.76)}) == 1.0
+    # 2 beats 1 by more than the tie margin: it wins.
+    assert table({0.0: (0.80, 0.70), 1.0: (0.795, 0.74), 2.0: (0.794, 0.745)}) == 2.0
+    # 0.5 and 2 tie with the best (within 0.001): the one nearest the shipped weight (1) wins.
+    assert table({0.0: (0.80, 0.70), 0.5: (0.80, 0.7495), 1.0: (0.795, 0.7494), 2.0: (0.794, 0.7500)}) == 1.0

@@ -1,9 +1,10 @@
-"""What bounds the student on a CPU: the matrix-unit throughput of its four linear shapes.
+"""What bounds a neural scorer on a CPU: the matrix-unit throughput of its four linear shapes.
 
-The DistilRoBERTa student spends most of its time in four products per layer
-(fused QKV 768->2304, attention output 768->768, FFN 768->3072 and 3072->768).
-This times each at the scorer's batch size (rows = tokens per batch), in bf16 with
-weights pre-packed by oneDNN (what ``FastICCEncoder`` runs), and in int8 through
+The DistilRoBERTa student (``--model student``) spends most of its time in four products per layer
+(fused QKV 768->2304, attention output 768->768, FFN 768->3072 and 3072->768); mini (``--model mini``)
+in the same four of all-MiniLM-L6-v2 (384 wide, FFN 1536) in each of the 4 layers it reads. This
+times each at the scorer's batch size (rows = tokens per batch), in bf16 with weights pre-packed by
+oneDNN (what ``FastICCEncoder`` and ``FastMiniEncoder`` run), and in int8 through
 oneDNN's quantized linear, plus the eager cost of quantizing the activations
 per batch (dynamic quantization), which int8 would add. From the bf16 rate it
 derives the most captions/s any bf16 implementation could reach here if the
@@ -11,31 +12,66 @@ products were the only work. On a CPU without native bf16 (or with
 ``ICC_FORCE_FP32=1``) the bf16 timings and the ceiling are skipped, since emulated
 bf16 says nothing about the hardware; the JSON's ``skipped`` entry says why.
 
+The student's products are timed with torch's threads over all cores; mini's with one thread, as its
+scorer runs one batch per core side by side (``scoring/runner.py``), and its ceiling counts every core.
+
     python benchmarks/speed/cpu_matmul_ceiling.py --repeats 20   # medians over 3 interleaved rounds
+    python benchmarks/speed/cpu_matmul_ceiling.py --model mini --repeats 20
 """
 
 from __future__ import annotations
 
 import argparse
+import shlex
 import statistics
+import sys
 import time
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+from result_file import SCRIPTS
 
 from modeling_icc.scoring.devices import bf16_unavailable_reason
 from modeling_icc.utils.provenance import environment, write_json
 
 RESULTS = Path(__file__).resolve().parent / "results"
-HIDDEN, FFN, LAYERS = 768, 3072, 6
-#: (in, out) of each product in one layer, with how many times it runs.
-SHAPES = {
-    "qkv": (HIDDEN, 3 * HIDDEN),
-    "attention_out": (HIDDEN, HIDDEN),
-    "ffn_in": (HIDDEN, FFN),
-    "ffn_out": (FFN, HIDDEN),
+
+
+@dataclass(frozen=True)
+class EncoderShape:
+    """The encoder's products and how the scorer runs them on a CPU."""
+
+    hidden: int
+    ffn: int
+    layers: int
+    #: Mean tokens per caption with the special tokens, on the model's own speed benchmark captions.
+    tokens_per_caption: float
+    #: Tokens per product: the CPU scorer's batch.
+    rows: int
+    #: True: the last layer runs QKV's key/value part on every token and the rest on one token per
+    #: caption (the student reads the first token only). False: every layer runs whole (mini pools all tokens).
+    last_layer_first_token_only: bool
+    #: True: one torch thread per product, one product per core at once (mini); False: all threads on one product.
+    side_by_side: bool
+
+    def shapes(self) -> dict[str, tuple[int, int]]:
+        """(in, out) of each product in one layer."""
+        return {
+            "qkv": (self.hidden, 3 * self.hidden),
+            "attention_out": (self.hidden, self.hidden),
+            "ffn_in": (self.hidden, self.ffn),
+            "ffn_out": (self.ffn, self.hidden),
+        }
+
+
+MODELS = {
+    # benchmarks/speed/student_throughput.py's captions with the RoBERTa-style tokenizer.
+    "student": EncoderShape(768, 3072, 6, 15.9, 2048, last_layer_first_token_only=True, side_by_side=False),
+    # benchmarks/speed/mini_cpu.py's 8,000 captions (synthetic_captions, seed 0) as mini tokenizes them.
+    "mini": EncoderShape(384, 1536, 4, 16.0, 4096, last_layer_first_token_only=False, side_by_side=True),
 }
 
 
@@ -88,28 +124,43 @@ def time_shape(rows: int, fan_in: int, fan_out: int, repeats: int, bf16: bool) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rows", type=int, default=2048, help="tokens per batch (the CPU scorer's budget)")
+    parser.add_argument("--model", choices=sorted(MODELS), default="student")
+    parser.add_argument("--rows", type=int, default=None, help="tokens per batch (default: the model's CPU batch)")
     parser.add_argument(
         "--tokens-per-caption",
         type=float,
-        default=15.9,
-        help="mean tokens incl. <s> and </s> (student benchmark captions)",
+        default=None,
+        help="mean tokens with the special tokens (default: the model's speed benchmark captions)",
     )
     parser.add_argument("--repeats", type=int, default=20)
-    parser.add_argument("--out", type=Path, default=RESULTS / "cpu_matmul_ceiling.json")
+    parser.add_argument("--out", type=Path, default=None, help="default: results/cpu_matmul_ceiling[_mini].json")
     args = parser.parse_args()
+    model = MODELS[args.model]
+    rows = args.rows or model.rows
+    tokens_per_caption = args.tokens_per_caption or model.tokens_per_caption
+    out = args.out or RESULTS / (
+        "cpu_matmul_ceiling.json" if args.model == "student" else "cpu_matmul_ceiling_mini.json"
+    )
+    cores = torch.get_num_threads()
+    if model.side_by_side:
+        torch.set_num_threads(1)
     # Rounds interleave the shapes so that a slow spell of the shared machine hits all of them.
     no_bf16 = bf16_unavailable_reason(torch.device("cpu"))
     rounds = [
-        {name: time_shape(args.rows, *shape, args.repeats, bf16=no_bf16 is None) for name, shape in SHAPES.items()}
+        {name: time_shape(rows, *shape, args.repeats, bf16=no_bf16 is None) for name, shape in model.shapes().items()}
         for _ in range(3)
     ]
     shapes = {
-        name: {key: statistics.median(run[name][key] for run in rounds) for key in rounds[0][name]} for name in SHAPES
+        name: {key: statistics.median(run[name][key] for run in rounds) for key in rounds[0][name]}
+        for name in model.shapes()
     }
     payload = {
         "benchmark": "cpu_matmul_ceiling",
-        "rows_per_product": args.rows,
+        "command": f"python {SCRIPTS}/cpu_matmul_ceiling.py " + shlex.join(sys.argv[1:]),
+        "model": args.model,
+        "rows_per_product": rows,
+        "threads_per_product": torch.get_num_threads(),
+        "products_side_by_side": cores if model.side_by_side else 1,
         "repeats": args.repeats,
         "rounds": len(rounds),
         "environment": environment("cpu"),
@@ -118,14 +169,18 @@ def main() -> None:
     }
     if no_bf16 is None:
         layer_ms = sum(row["bf16_ms"] for row in shapes.values())
-        captions_per_batch = args.rows / args.tokens_per_caption
-        # The last layer runs QKV's key/value part on every token and the rest on one token per caption.
-        last_layer_ms = shapes["qkv"]["bf16_ms"] * 2 / 3
-        products_ms = (LAYERS - 1) * layer_ms + last_layer_ms
+        if model.last_layer_first_token_only:
+            products_ms = (model.layers - 1) * layer_ms + shapes["qkv"]["bf16_ms"] * 2 / 3
+        else:
+            products_ms = model.layers * layer_ms
+        batches_at_once = payload["products_side_by_side"]
         payload["bf16_products_ms_per_batch"] = products_ms
-        payload["bf16_ceiling_captions_per_s"] = captions_per_batch / products_ms * 1e3
-        payload["ceiling_assumes"] = f"{args.tokens_per_caption} tokens per caption, no padding, products only"
-    write_json(args.out, payload)
+        payload["bf16_ceiling_captions_per_s"] = batches_at_once * rows / tokens_per_caption / products_ms * 1e3
+        payload["ceiling_assumes"] = (
+            f"{tokens_per_caption} tokens per caption, no padding, products only, "
+            f"{batches_at_once} batch(es) at once with perfect scaling"
+        )
+    write_json(out, payload)
     for name, row in shapes.items():
         bf16 = f"bf16 {row['bf16_tflops']:.2f} TFLOP/s ({row['bf16_ms']:.2f} ms)   " if "bf16_ms" in row else ""
         print(
@@ -136,7 +191,7 @@ def main() -> None:
         print(f"bf16 ceiling (products only): {payload['bf16_ceiling_captions_per_s']:.0f} captions/s")
     for name, reason in payload["skipped"].items():
         print(f"{name}: skipped ({reason})")
-    print(f"wrote {args.out}")
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
