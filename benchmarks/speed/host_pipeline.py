@@ -17,6 +17,11 @@ does part of the work for every caption (checks, de-duplication, packing the tex
 padding, scatter) whatever the number of workers; its CPU time per caption, measured, bounds the
 rate any number of workers can reach, and is reported as ``main_process_ceiling_captions_per_s``.
 
+The same at all cores for ``icc score --input N.txt --output out.parquet``'s path (``run_file_job``:
+Arrow blocks read from the text file, scored, written to Parquet), against the 100,000 rows/s goal
+of the file path: its scoring-process CPU time per row, reading and writing included, bounds it the
+same way (``file_path_main_process_ceiling_captions_per_s``).
+
 Captions: CC3M validation captions copied with one word swapped per copy (``cc3m_copies``, mean
 13 tokens), as in issue 24; all-MiniLM-L6-v2's WordPiece tokenizer stands in for RoBERTa's BPE.
 
@@ -28,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -38,6 +44,7 @@ from cc3m_copies import cc3m_copies
 from result_file import write_result
 
 from modeling_icc import NeuralScorer
+from modeling_icc.curation.engines.single_file import FileJob, run_file_job
 from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
 from modeling_icc.scoring.neural import default_batch_limits
 from modeling_icc.scoring.runner import CHUNK_SIZE
@@ -54,6 +61,8 @@ from modeling_icc.utils.provenance import cpu_kind, cpu_name, stand_in_tokenizer
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_CAPTIONS_PER_S = 150_000
+#: Issue 24's goal for ``icc score`` file -> Parquet on one GPU.
+FILE_GOAL_CAPTIONS_PER_S = 100_000
 GPU_HOST_CORES = 16
 
 
@@ -109,6 +118,13 @@ def pool_alone(spec: TokenizerSpec, workers: int, captions: list[str]) -> Callab
     return run
 
 
+def text_to_parquet_job(captions: list[str], folder: Path) -> FileJob:
+    """``icc score --input N.txt --output out.parquet``'s job over ``captions`` (written once to ``folder``)."""
+    source = folder / "captions.txt"
+    source.write_text("\n".join(captions) + "\n", encoding="utf-8")
+    return FileJob(source, "txt", folder / "scored.parquet", "parquet", progress=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=1_000_000, help="captions per timed run")
@@ -160,6 +176,13 @@ def main() -> None:
         )
         scorer.pad_multiple = 8
         record(f"pipeline_workers_{workers}", lambda scorer=scorer: scorer.score(captions, raw=True))
+        if workers == top:
+            with tempfile.TemporaryDirectory() as folder:
+                job = text_to_parquet_job(captions, Path(folder))
+                record(
+                    f"file_to_parquet_workers_{workers}",
+                    lambda job=job, scorer=scorer: run_file_job(job, lambda: scorer),
+                )
         shutdown_pools()  # the next worker count starts its own pool
 
     one, full = results["pipeline_workers_1"], results[f"pipeline_workers_{top}"]
@@ -167,6 +190,7 @@ def main() -> None:
     efficiency_wall = full["captions_per_s"] / (top * one["captions_per_s"])
     efficiency_cpu = one["workers_cpu_s"] / full["workers_cpu_s"]
     ceiling = args.n / full["main_process_cpu_s"]
+    file_path = results[f"file_to_parquet_workers_{top}"]
     summary = {
         "per_core_captions_per_s": one["captions_per_s"],
         "per_core_definition": "wall rate of the pipeline with 1 tokenizer worker (scoring process on another core)",
@@ -179,12 +203,17 @@ def main() -> None:
         "goal_captions_per_s": GOAL_CAPTIONS_PER_S,
         "main_process_cpu_us_per_caption": 1e6 * full["main_process_cpu_s"] / args.n,
         "main_process_ceiling_captions_per_s": ceiling,
+        "file_path_main_process_cpu_us_per_caption": 1e6 * file_path["main_process_cpu_s"] / args.n,
+        "file_path_main_process_ceiling_captions_per_s": args.n / file_path["main_process_cpu_s"],
+        "file_path_goal_captions_per_s": FILE_GOAL_CAPTIONS_PER_S,
         "notes": [
             "projected_16_core: per-core wall rate x wall scaling efficiency x 16; meaningful on an otherwise idle "
             "host with more cores than workers + 1 (the scoring process needs a core too)",
             "projected_16_core_cpu_time: captions per CPU-second of one worker x (worker CPU at 1 worker / at all) "
             "x 16: what 16 cores give when each runs a worker, unaffected by other jobs on a shared machine",
             "main_process_ceiling: the scoring process's own work per caption caps the rate whatever the workers",
+            "file_path_main_process_ceiling: the same for icc score's text -> Parquet path, reading and writing "
+            "included",
         ],
     }
     print(
@@ -192,7 +221,8 @@ def main() -> None:
         f"{efficiency_wall:.2f} (wall) / {efficiency_cpu:.2f} (CPU); x{GPU_HOST_CORES}: "
         f"{summary['projected_16_core_captions_per_s']:,.0f}/s (wall) / "
         f"{summary['projected_16_core_captions_per_s_cpu_time']:,.0f}/s (CPU time); goal {GOAL_CAPTIONS_PER_S:,}; "
-        f"scoring-process ceiling {ceiling:,.0f}/s"
+        f"scoring-process ceiling {ceiling:,.0f}/s; text -> Parquet file path "
+        f"{summary['file_path_main_process_ceiling_captions_per_s']:,.0f}/s (goal {FILE_GOAL_CAPTIONS_PER_S:,})"
     )
     write_result(
         "host_pipeline",
