@@ -404,7 +404,10 @@ def test_explain_with_a_reader_that_goes_away_ends_quietly_too():
 
 
 def _interrupted(command: list[object], ready: Callable[[], bool], **options) -> subprocess.CompletedProcess:
-    """Run ``icc COMMAND`` in its own process group and press Ctrl-C (SIGINT to the group) once ``ready()``."""
+    """Run ``icc COMMAND`` in its own process group and press Ctrl-C (SIGINT to the group) once ``ready()``.
+
+    SIGINT is reset to its default in the child: a suite started in the background (``nohup ... &``)
+    ignores SIGINT, and every process it starts would inherit that."""
     import os
     import signal
     import time
@@ -415,6 +418,7 @@ def _interrupted(command: list[object], ready: Callable[[], bool], **options) ->
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         **options,
     )
     deadline = time.monotonic() + 120
