@@ -22,9 +22,7 @@ scorer runs one batch per core side by side (``scoring/runner.py``), and its cei
 from __future__ import annotations
 
 import argparse
-import shlex
 import statistics
-import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -32,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from result_file import SCRIPTS
+from result_file import command_line
 
 from modeling_icc.scoring.devices import bf16_unavailable_reason
 from modeling_icc.utils.provenance import environment, write_json
@@ -156,7 +154,7 @@ def main() -> None:
     }
     payload = {
         "benchmark": "cpu_matmul_ceiling",
-        "command": f"python {SCRIPTS}/cpu_matmul_ceiling.py " + shlex.join(sys.argv[1:]),
+        "command": command_line("cpu_matmul_ceiling"),
         "model": args.model,
         "rows_per_product": rows,
         "threads_per_product": torch.get_num_threads(),

@@ -26,8 +26,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import shlex
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from proxy_student import trained_proxy_student
-from result_file import SCRIPTS
+from result_file import command_line
 from torch import nn
 
 from modeling_icc import NeuralScorer
@@ -192,7 +190,7 @@ def main() -> None:
 
     payload = {
         "benchmark": "int8_deviation",
-        "command": f"python {SCRIPTS}/int8_deviation.py " + shlex.join(sys.argv[1:]),
+        "command": command_line("int8_deviation"),
         "model": description,
         "reference": "the transformers module in fp32",
         "accuracy_rule": ACCURACY_RULE,

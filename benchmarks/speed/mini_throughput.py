@@ -18,13 +18,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import shlex
-import sys
 from pathlib import Path
 
 import numpy as np
 import torch
-from result_file import SCRIPTS
+from result_file import command_line
 
 from modeling_icc import load_scorer
 from modeling_icc.scoring.devices import bf16_unavailable_reason
@@ -65,7 +63,7 @@ def main() -> None:
         results[source] = row
     payload = {
         "benchmark": "mini_throughput",
-        "command": f"python {SCRIPTS}/mini_throughput.py " + shlex.join(sys.argv[1:]),
+        "command": command_line("mini_throughput"),
         "captions": {
             "cc3m": "first N of modeling_icc/data/cc3m_validation_captions.tsv",
             "synthetic": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions), as the student's",

@@ -13,11 +13,16 @@ from modeling_icc.utils.provenance import environment, write_json
 SCRIPTS = Path(__file__).resolve().parent.relative_to(Path(__file__).resolve().parents[2]).as_posix()
 
 
+def command_line(benchmark: str) -> str:
+    """The command that reproduces this run of ``benchmark``'s script, from the repository root."""
+    return f"python {SCRIPTS}/{benchmark}.py " + shlex.join(sys.argv[1:])
+
+
 def write_result(benchmark: str, out: Path, results: dict[str, Any], device: str = "cpu", **fields: Any) -> None:
     """Write ``results`` to ``out`` with the command line that reproduces them and ``fields`` describing the run."""
     payload = {
         "benchmark": benchmark,
-        "command": f"python {SCRIPTS}/{benchmark}.py " + shlex.join(sys.argv[1:]),
+        "command": command_line(benchmark),
         **fields,
         "environment": environment(device),
         "results": results,
