@@ -13,6 +13,7 @@ from pathlib import Path
 
 from modeling_icc import load_scorer
 from modeling_icc.evaluation.distribution import distribution_markdown, plot_histograms, score_distribution
+from modeling_icc.utils.atomic_files import write_text
 from modeling_icc.utils.provenance import environment, write_json
 from modeling_icc.utils.shipped_data import CC3M_CAPTIONS_FILE, cc3m_captions
 
@@ -37,7 +38,7 @@ def main() -> None:
         **result,
     }
     write_json(args.out_dir / "cc3m_distribution.json", payload)
-    (args.out_dir / "cc3m_distribution.md").write_text(distribution_markdown(result, TITLE), encoding="utf-8")
+    write_text(args.out_dir / "cc3m_distribution.md", distribution_markdown(result, TITLE))
     plot_histograms(result, args.out_dir / "cc3m_distribution.png", TITLE)
     print(distribution_markdown(result, TITLE))
     print(f"wrote {args.out_dir}/cc3m_distribution.{{json,md,png}}")

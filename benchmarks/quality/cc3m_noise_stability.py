@@ -22,6 +22,7 @@ from modeling_icc.evaluation.noise_stability import (
     plot_stability,
     stability_markdown,
 )
+from modeling_icc.utils.atomic_files import write_text
 from modeling_icc.utils.provenance import environment, write_json
 from modeling_icc.utils.shipped_data import CC3M_CAPTIONS_FILE, cc3m_captions
 
@@ -59,7 +60,7 @@ def main() -> None:
     }
     write_json(args.out_dir / f"{NAME}.json", payload)
     markdown = stability_markdown(result, title)
-    (args.out_dir / f"{NAME}.md").write_text(markdown, encoding="utf-8")
+    write_text(args.out_dir / f"{NAME}.md", markdown)
     plot_stability(result, args.out_dir / f"{NAME}.png", title)
     print(markdown)
     print(f"wrote {args.out_dir}/{NAME}.{{json,md,png}}")
