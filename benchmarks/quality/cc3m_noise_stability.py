@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from modeling_icc.evaluation.baselines.registry import build_scorer
+from modeling_icc.evaluation.baselines.registry import build_scorer, parse_scorer_list
 from modeling_icc.evaluation.noise_stability import (
     DEFAULT_THRESHOLD,
     noise_stability,
@@ -43,7 +43,7 @@ def main() -> None:
         parser.error(f"--n must be between 1 and {len(distinct)}, the distinct non-blank captions")
     picked = np.sort(np.random.default_rng(args.seed).choice(len(distinct), size=args.n, replace=False))
     texts = [distinct[index] for index in picked]
-    scorers = {name: build_scorer(name).scorer for name in args.scorers.split(",")}
+    scorers = {name: build_scorer(name).scorer for name in parse_scorer_list(args.scorers)}
     if None in scorers.values():
         parser.error("the published model's scores exist for the dev captions only: it cannot score noisy copies")
     result = noise_stability(texts, scorers, threshold=args.threshold)
