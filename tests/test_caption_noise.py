@@ -30,6 +30,14 @@ def test_training_and_benchmark_vocabularies_share_no_string():
         assert set(getattr(TRAINING_NOISE, field.name)).isdisjoint(getattr(BENCHMARK_NOISE, field.name)), field.name
 
 
+def test_lead_noise_puts_the_description_last():
+    noisy = add_noise(CAPTION, "seo_lead", BENCHMARK_NOISE)
+    assert noisy.endswith(f" - {CAPTION}") and noisy.count(",") >= 3
+    social = add_noise(CAPTION, "social_lead", BENCHMARK_NOISE)
+    assert social.startswith("@") and social.rstrip("!?").split()[-2:] == ["at", "sunset"]
+    assert normalize_caption(social).lower().rstrip("!?").endswith("beach at sunset")
+
+
 def test_noise_that_normalization_removes_is_removed():
     for kind in ("handles", "urls", "emoji"):
         assert normalize_caption(add_noise(CAPTION, kind, BENCHMARK_NOISE)).replace(" via", "") == CAPTION

@@ -31,9 +31,9 @@ from modeling_icc.utils.errors import CheckpointError
 from modeling_icc.utils.shipped_data import dev_split
 from modeling_icc.utils.windows import split_windows, window_weights
 
-#: The heads evaluated on the frozen partition (issue 23, window weights 0.3^k; Spearman 0.79): the shipped file must
-#: stay these bytes.
-EVALUATED_HEADS_SHA256 = "c3c5e01f96f5d2c3cacbe1928d97ae5b2682ec4f8c49ae3c3f0a5851b9b062f8"
+#: The heads evaluated on the frozen partition (issue 23's third look: position weights exp(-t/64), description-late
+#: copies in the fit): the shipped file must stay these bytes.
+EVALUATED_HEADS_SHA256 = "5918e8e639b352f6c2fef5026f13025625a24e2dfc15e37c077dbef0b8d1858c"
 CAPTIONS = [
     "a man with a white shirt",
     "a great method of quantifying concreteness",
@@ -337,9 +337,10 @@ def test_the_last_window_of_a_long_caption_moves_its_score(fp32_scorer):
             [float(model(torch.tensor([w]), torch.ones(1, len(w), dtype=torch.long)).logits[0]) for w in each]
             for each in windows
         ]
-    expected = [1 / (1 + math.exp(-(window_weights(2) @ each))) for each in logits]
-    np.testing.assert_allclose(scores, expected, atol=1e-6)
-    assert scores[0] - scores[1] > 1e-3  # the concrete tail scores higher than the abstract one (near 1: sigmoid)
+    caption_logits = [window_weights(2) @ each for each in logits]
+    np.testing.assert_allclose(scores, [1 / (1 + math.exp(-logit)) for logit in caption_logits], atol=1e-6)
+    # the concrete tail scores higher than the abstract one (in logits: the scores are near 1, where sigmoid is flat)
+    assert caption_logits[0] - caption_logits[1] > 0.01
 
 
 def test_explain_shows_the_normalized_words_and_the_score_of_score(scorer):

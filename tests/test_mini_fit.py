@@ -69,7 +69,7 @@ def test_the_fit_rebuilds_the_shipped_heads(tmp_path):
         for heads in (out, shipped_heads_path())
     }
     np.testing.assert_allclose(scores[out], scores[shipped_heads_path()], rtol=0, atol=1e-4)
-    assert report["cross_validation_203"]["spearman"] == pytest.approx(0.7874, abs=1e-4)
+    assert report["cross_validation_203"]["spearman"] == pytest.approx(0.7862, abs=1e-4)
     assert report["noise_weight_cv_203"]["chosen_noise_weight"] == FitSettings().noise_weight
     assert out.with_suffix(".report.json").is_file()
 

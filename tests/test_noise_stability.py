@@ -12,6 +12,7 @@ import numpy as np
 from modeling_icc.evaluation.bootstrap import Bootstrap
 from modeling_icc.evaluation.noise_stability import noise_stability, plot_stability, stability_markdown
 from modeling_icc.scoring.base import ConcretenessScorer
+from modeling_icc.utils.caption_noise import NOISE_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]
 CAPTIONS = [
@@ -58,7 +59,7 @@ def test_the_cc3m_script_writes_its_results_and_refuses_the_published_scores(tmp
     subprocess.run(command, check=True, capture_output=True, text=True)
     data = json.loads((tmp_path / "cc3m_noise_stability.json").read_text(encoding="utf-8"))
     assert data["n_captions"] == 30 and "30 of 15" in data["captions"]["selection"]
-    assert len(data["scorers"]["lite"]["noise"]) == 11 and data["environment"]["versions"]["torch"]
+    assert list(data["scorers"]["lite"]["noise"]) == list(NOISE_TYPES) and data["environment"]["versions"]["torch"]
     assert (tmp_path / "cc3m_noise_stability.png").is_file()
     refused = subprocess.run([*command[:3], "published"], capture_output=True, text=True)
     assert refused.returncode == 2 and "dev captions only" in refused.stderr

@@ -97,7 +97,9 @@ class MiniScorer(ConcretenessScorer):
             head_tensors, payload = read_heads(heads_path)
             check_base_matches(payload, heads_path, base_path)
             config = payload["config"]
-            self._heads = MiniHeads.from_tensors(head_tensors, config["special_token_ids"]).to(self.device)
+            self._heads = MiniHeads.from_tensors(
+                head_tensors, config["special_token_ids"], config.get("position_decay")
+            ).to(self.device)
             source = str(base_path / BASE_WEIGHTS_FILE)
             tensors = select_encoder_tensors(read_base_weights(base_path), config["num_layers"], source)
             self._encoder = self._encoder_from(tensors, config)

@@ -8,13 +8,14 @@ Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 3-8 minutes on
 * caption head: one ridge over ``[embedding, pooled word concreteness]``, fitted jointly on the 203 dev
   captions outside the frozen partition (target ``z(label) + z(published icc_score)``), on one noisy copy
   of each of them per noise type of ``utils/caption_noise.py`` (``TRAINING_NOISE``: hashtags, handles,
-  URLs, emoji, boilerplate, keyword tails, casing, truncation, punctuation, social, long; same target and
-  intercept as their caption, so that noise should not move a score), and on train norm entries scored as
-  captions (target ``z(rating)``, their own intercept);
+  URLs, emoji, boilerplate, keyword tails, casing, truncation, punctuation, social, long, and keywords or
+  hashtags before the caption; same target and intercept as their caption, so that noise should not move
+  a score), and on train norm entries scored as captions (target ``z(rating)``, their own intercept);
 * calibration: a logistic fit of out-of-fold caption-head outputs to the annotation's halves (label >= 2).
 
-Every text goes through the scorer's text path (``prepare_text``: web normalization, lower-casing), and
-a text longer than one window is read in windows as the scorer reads it. The settings were chosen by
+Every text goes through the scorer's text path (``prepare_text``: web normalization, lower-casing), is
+pooled with the heads' position weights (``FitSettings.position_decay``), and a text longer than one
+window is read in windows as the scorer reads it. The settings were chosen by
 cross-validation on the 203 captions (``docs/mini.md``); the 100 frozen captions are never read here.
 The same inputs give the same bytes on one CPU kind; across CPU kinds
 (AVX2 vs AVX-512 float32 sums) the same tensors to within 1e-5 (``tests/test_mini_fit.py`` checks it).
@@ -32,6 +33,7 @@ import numpy as np
 import torch
 
 from ..models.mini.configuration_mini import MiniICCConfig
+from ..models.mini.heads import POOLED_WEIGHT_FLOOR, token_weights
 from ..models.mini.modeling_mini import (
     BASE_WEIGHTS_FILE,
     RATING_HALF_RANGE,
@@ -88,6 +90,9 @@ class FitSettings:
     norm_weight: float = 1.0
     #: Caption target = z(label) + teacher_weight * z(icc_score).
     teacher_weight: float = 1.0
+    #: Position decay of both means, in tokens (``MiniICCConfig.position_decay``; chosen by
+    #: ``position_pooling.py``'s cross-validation, see ``docs/mini.md``).
+    position_decay: float | None = 64.0
     #: Total weight of the noisy copies of the dev captions (one per caption and noise type of
     #: ``TRAINING_NOISE``, labelled as their caption), relative to the clean dev captions'.
     noise_weight: float = 1.0
@@ -190,9 +195,12 @@ def encode(
     *,
     whole_text_spans: bool = False,
     batch_size: int = 128,
+    position_decay: float | None = None,
 ) -> Encoded:
     """Frozen-encoder features of ``texts``. With ``norms``: also the word-layer vectors of every rated span
-    of the train partition (``whole_text_spans``: the whole text is the span, for entries embedded alone)."""
+    of the train partition (``whole_text_spans``: the whole text is the span, for entries embedded alone).
+    ``position_decay`` weighs the token at position t of a window by ``exp(-t / position_decay)`` in both
+    means (None: plain means), as the heads do with the config's decay."""
     config = model.config
     lowered = [prepare_text(text) for text in texts]
     order = np.argsort([len(text) for text in lowered], kind="stable")
@@ -213,12 +221,10 @@ def encode(
         )
         offsets = batch.pop("offset_mapping").numpy()
         hidden = model.hidden_layers(batch["input_ids"], batch["attention_mask"])
-        mask = batch["attention_mask"].unsqueeze(-1).float()
-        mean = (hidden[config.embedding_layer].float() * mask).sum(1) / mask.sum(1)
-        embeddings[rows] = torch.nn.functional.normalize(mean, dim=-1).numpy()
-        use = model.pooled_tokens(batch["input_ids"], batch["attention_mask"]).float().unsqueeze(-1)
+        embeddings[rows], means[rows] = _pooled_features(
+            model, hidden, batch["input_ids"], batch["attention_mask"], position_decay
+        )
         word_states = hidden[config.word_layer].float()
-        means[rows] = ((word_states * use).sum(1) / use.sum(1).clamp(min=1.0)).numpy()
         if norms is None:
             continue
         states = word_states.numpy()
@@ -241,7 +247,7 @@ def encode(
                 if inside.any():
                     span_vectors.append(states[b, inside].mean(0))
                     span_targets.append(norms.rating[key])
-    windows = _read_long_texts(model, tokenizer, lowered)
+    windows = _read_long_texts(model, tokenizer, lowered, position_decay=position_decay)
     if windows is not None:
         _average_windows(windows, embeddings, means)
     return Encoded(
@@ -253,9 +259,31 @@ def encode(
     )
 
 
+def _pooled_features(
+    model: MiniICCModel,
+    hidden: tuple[torch.Tensor, ...],
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    position_decay: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The normalized mean embedding and the mean word-layer state of the pooled tokens, per row, each token
+    weighted as the heads weigh it (``token_weights``)."""
+    config = model.config
+    weights = token_weights(attention_mask, position_decay)
+    mask = weights.unsqueeze(-1)
+    mean = (hidden[config.embedding_layer].float() * mask).sum(1) / mask.sum(1)
+    use = (model.pooled_tokens(input_ids, attention_mask).float() * weights).unsqueeze(-1)
+    word_means = (hidden[config.word_layer].float() * use).sum(1) / use.sum(1).clamp(min=POOLED_WEIGHT_FLOOR)
+    return torch.nn.functional.normalize(mean, dim=-1).numpy(), word_means.numpy()
+
+
 @torch.inference_mode()
 def _read_long_texts(
-    model: MiniICCModel, tokenizer, lowered: Sequence[str], batch_size: int = 64
+    model: MiniICCModel,
+    tokenizer,
+    lowered: Sequence[str],
+    batch_size: int = 64,
+    position_decay: float | None = None,
 ) -> WindowFeatures | None:
     """The features of every window of the texts longer than one window (None if there are none), cut as
     the scorer cuts them (``utils/windows.py``)."""
@@ -281,12 +309,10 @@ def _read_long_texts(
             input_ids[row, : len(window)] = torch.tensor(window)
             attention_mask[row, : len(window)] = 1
         hidden = model.hidden_layers(input_ids, attention_mask)
-        mask = attention_mask.unsqueeze(-1).float()
-        mean = (hidden[config.embedding_layer].float() * mask).sum(1) / mask.sum(1)
-        use = model.pooled_tokens(input_ids, attention_mask).float().unsqueeze(-1)
         rows = slice(start, start + len(batch))
-        window_embeddings[rows] = torch.nn.functional.normalize(mean, dim=-1).numpy()
-        window_means[rows] = ((hidden[config.word_layer].float() * use).sum(1) / use.sum(1).clamp(min=1.0)).numpy()
+        window_embeddings[rows], window_means[rows] = _pooled_features(
+            model, hidden, input_ids, attention_mask, position_decay
+        )
     return WindowFeatures(np.array(owner), window_embeddings, window_means)
 
 
@@ -438,6 +464,7 @@ class Features:
             num_layers=settings.num_layers,
             embedding_layer=settings.embedding_layer,
             word_layer=settings.word_layer,
+            position_decay=settings.position_decay,
         )
         self.model = MiniICCModel.from_base(config, base_path)
         self.tokenizer = AutoTokenizer.from_pretrained(str(base_path))
@@ -448,7 +475,14 @@ class Features:
         chosen = np.sort(rng.choice(len(keys), settings.n_norm_word_head, replace=False))
         self.norm_keys = [keys[i] for i in chosen]
         start = time.perf_counter()
-        self.norm_encoded = encode(self.model, self.tokenizer, self.norm_keys, self.norms, whole_text_spans=True)
+        self.norm_encoded = encode(
+            self.model,
+            self.tokenizer,
+            self.norm_keys,
+            self.norms,
+            whole_text_spans=True,
+            position_decay=settings.position_decay,
+        )
         log(f"encoded {len(self.norm_keys)} norm entries alone ({time.perf_counter() - start:.0f}s)")
         start = time.perf_counter()
         self.cc3m_encoded = encode(self.model, self.tokenizer, cc3m_captions(), self.norms)
@@ -460,11 +494,11 @@ class Features:
         self.captions = [row["caption"] for row in rows]
         self.labels = np.array([float(row["concreteness_annotation"]) for row in rows])
         self.icc = np.array([float(row["icc_score"]) for row in rows])
-        self.dev_encoded = encode(self.model, self.tokenizer, self.captions)
+        self.dev_encoded = encode(self.model, self.tokenizer, self.captions, position_decay=settings.position_decay)
         start = time.perf_counter()
         noisy, self.noisy_owner = noisy_copies(self.captions, settings.seed)
         self.noisy_kinds = np.array([kind for _ in self.captions for kind in NOISE_TYPES])
-        self.noisy_encoded = encode(self.model, self.tokenizer, noisy)
+        self.noisy_encoded = encode(self.model, self.tokenizer, noisy, position_decay=settings.position_decay)
         log(f"encoded {len(noisy)} noisy copies of the dev captions ({time.perf_counter() - start:.0f}s)")
         self.caption_rows = np.sort(rng.choice(len(self.norm_keys), settings.n_norm_caption_head, replace=False))
 
@@ -488,13 +522,14 @@ def cross_validate(
     word_bias: float,
     seeds: Sequence[int] = (0, 1, 2, 3, 4),
     folds: int = 10,
+    train_kinds: Sequence[str] = NOISE_TYPES,
 ) -> dict:
     """10-fold CV of the caption head on the 203 captions, repeated over ``seeds`` (the word head is fixed:
     it never sees a caption label). A fold's noisy copies go with their caption: trained on with the
-    training folds, predicted with the test fold. Returns pooled correlations on the clean captions (mean
-    over seeds), per-fold Spearman, per noise type the Spearman of the noisy copies' predictions with the
-    labels and with their clean captions' predictions, and the seed-0 out-of-fold predictions and design
-    matrices for the final fit."""
+    training folds (those of ``train_kinds`` only), predicted with the test fold. Returns pooled
+    correlations on the clean captions (mean over seeds), per-fold Spearman, per noise type the Spearman
+    of the noisy copies' predictions with the labels and with their clean captions' predictions, and the
+    seed-0 out-of-fold predictions and design matrices for the final fit."""
     F_dev = caption_features(features.dev_encoded.embedding, features.dev_encoded.word_means, word_coef, word_bias)
     noisy = features.noisy_encoded
     F_noisy = caption_features(noisy.embedding, noisy.word_means, word_coef, word_bias)
@@ -513,7 +548,7 @@ def cross_validate(
             train = np.setdiff1d(np.arange(len(y)), test)
             target = np.zeros(len(y))
             target[train] = caption_targets(y[train], icc[train], settings.teacher_weight)
-            copies = np.isin(owner, train)
+            copies = np.isin(owner, train) & np.isin(kinds, train_kinds)
             coef, bias = fit_caption_head(
                 F_dev[train], target[train], F_norm, t_norm, settings, F_noisy[copies], target[owner[copies]]
             )

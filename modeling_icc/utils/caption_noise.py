@@ -12,7 +12,11 @@ ones), ``handles``, ``urls``, ``emoji``, ``boilerplate`` ("click to enlarge", "s
 ``seo_tail`` (a keyword list of the caption's words and generic keywords), ``casing`` (upper or
 title case), ``truncation`` (cut after 60-90% of the words, with "..."), ``punctuation`` (repeated
 "!"/"?" and a stretched word), ``social`` (hashtags, handles, emoji and punctuation together) and
-``long`` (a keyword tail long enough to push the caption past mini's 128-token window).
+``long`` (a keyword tail long enough to push the caption past mini's 128-token window). Two more put
+the noise first, so that the description comes late: ``seo_lead`` (the keyword list, then the caption)
+and ``social_lead`` (handles, hashtags and emoji, then the caption with repeated punctuation). Chatter
+("what a day!") is not noise here: it is text about something other than the picture, which a
+concreteness score should weigh, so no copy asks a model to ignore it.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ NOISE_TYPES = (
     "punctuation",
     "social",
     "long",
+    "seo_lead",
+    "social_lead",
 )
 #: Words in a ``long`` copy's keyword tail: with the caption, well past 128 word pieces.
 LONG_TAIL_WORDS = 140
@@ -180,5 +186,12 @@ def add_noise(text: str, kind: str, vocabulary: NoiseVocabulary, seed: int = 0) 
         noisy = add_noise(add_noise(text, "punctuation", vocabulary, seed), "emoji", vocabulary, seed)
         noisy = add_noise(noisy, "handles", vocabulary, seed)
         return f"{noisy} {' '.join(_hashtags(text, rng, vocabulary, rng.randint(2, 4)))}"
-    # long: the caption, then a keyword tail that pushes it past mini's window.
-    return f"{text} | {', '.join(_keywords(text, rng, vocabulary, LONG_TAIL_WORDS))}"
+    if kind == "long":  # the caption, then a keyword tail that pushes it past mini's window
+        return f"{text} | {', '.join(_keywords(text, rng, vocabulary, LONG_TAIL_WORDS))}"
+    if kind == "seo_lead":
+        return f"{', '.join(_keywords(text, rng, vocabulary, rng.randint(4, 10)))} - {text}"
+    # social_lead: handles, hashtags and emoji first, then the caption with repeated punctuation.
+    handles = " ".join(rng.sample(vocabulary.handles, rng.randint(1, 2)))
+    tags = " ".join(_hashtags(text, rng, vocabulary, rng.randint(2, 4)))
+    marks = "".join(rng.choice(vocabulary.emoji) for _ in range(rng.randint(1, 4)))
+    return f"{handles} {tags} {marks} {add_noise(text, 'punctuation', vocabulary, seed)}"

@@ -16,7 +16,9 @@ class MiniICCConfig(PreTrainedConfig):
     The caption score is ``sigmoid(slope * caption_head([embedding, (pooled - 3) / 2]) + offset)``, where
     ``embedding`` is the L2-normalized mean of layer ``embedding_layer`` over all tokens (as
     sentence-transformers pools) and ``pooled`` the mean word-head concreteness (1-5 scale) of the content
-    tokens at layer ``word_layer``. Text is lower-cased (``lowercase``) and cut at ``max_length`` tokens.
+    tokens at layer ``word_layer``. With ``position_decay`` both means weigh the token at position t of
+    its window by ``exp(-t / position_decay)``, so a tail after the description weighs less (None: plain
+    means, as heads written before it). Text is lower-cased (``lowercase``) and cut at ``max_length`` tokens.
 
     The heads file stores ``to_dict()`` in its metadata, so these fields are part of its bytes: the
     shipped file was written with exactly these.
@@ -31,6 +33,7 @@ class MiniICCConfig(PreTrainedConfig):
     max_length: int = 128
     lowercase: bool = True
     special_token_ids: list[int] | None = None
+    position_decay: float | None = None
 
     def __post_init__(self, **kwargs) -> None:
         if self.encoder is None:
@@ -40,6 +43,8 @@ class MiniICCConfig(PreTrainedConfig):
         super().__post_init__(**kwargs)
         if not 0 <= max(self.embedding_layer, self.word_layer) <= self.num_layers:
             raise ValueError(f"embedding_layer and word_layer must be in 0..num_layers ({self.num_layers})")
+        if self.position_decay is not None and not self.position_decay > 0:
+            raise ValueError(f"position_decay must be positive or None, got {self.position_decay}")
 
     def encoder_config(self) -> BertConfig:
         """The base encoder's config, cut to ``num_layers`` layers."""

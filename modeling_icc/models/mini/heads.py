@@ -14,11 +14,15 @@ from torch import nn
 
 #: The word head's scale midpoint and half-range (1-5 ratings -> about -1..1 in the caption head).
 RATING_MID, RATING_HALF_RANGE = 3.0, 2.0
+#: Floor of the pooled tokens' total weight: a caption with no such token pools to 0 (its numerator is 0).
+#: Below 1, as position weights are; plain counts are whole numbers, so it changes none of their means.
+POOLED_WEIGHT_FLOOR = 1e-12
 
 
 @dataclass
 class MiniHeads:
-    """The trained tensors (fp32) and the ids that never count as words."""
+    """The trained tensors (fp32), the ids that never count as words, and the config's ``position_decay``
+    (tokens; None: plain means)."""
 
     word_weight: torch.Tensor  # (H,)
     word_bias: torch.Tensor  # ()
@@ -27,9 +31,15 @@ class MiniHeads:
     calibration: torch.Tensor  # (2,): slope, offset
     content_mask: torch.Tensor  # (vocab,) uint8
     special_ids: torch.Tensor  # (k,) int64
+    position_decay: float | None = None
 
     @classmethod
-    def from_tensors(cls, tensors: dict[str, torch.Tensor], special_ids: list[int] | tuple[int, ...]) -> MiniHeads:
+    def from_tensors(
+        cls,
+        tensors: dict[str, torch.Tensor],
+        special_ids: list[int] | tuple[int, ...],
+        position_decay: float | None = None,
+    ) -> MiniHeads:
         """From a heads file's (or a model's state dict's) ``word_head.*``, ``caption_head.*``, ... tensors.
 
         The float tensors are copied into fresh storage: one read from a safetensors file sits at its offset
@@ -43,6 +53,7 @@ class MiniHeads:
             calibration=tensors["calibration"].float().clone(),
             content_mask=tensors["content_mask"],
             special_ids=torch.tensor(list(special_ids), dtype=torch.long),
+            position_decay=position_decay,
         )
 
     @classmethod
@@ -53,6 +64,7 @@ class MiniHeads:
         calibration: torch.Tensor,
         content_mask: torch.Tensor,
         special_ids: list[int] | tuple[int, ...],
+        position_decay: float | None = None,
     ) -> MiniHeads:
         """Views of a model's modules (shared storage: a later change to the model shows here too)."""
         return cls(
@@ -63,10 +75,22 @@ class MiniHeads:
             calibration=calibration,
             content_mask=content_mask,
             special_ids=torch.tensor(list(special_ids), dtype=torch.long),
+            position_decay=position_decay,
         )
 
     def to(self, device: torch.device) -> MiniHeads:
-        return MiniHeads(**{name: getattr(self, name).to(device) for name in self.__dataclass_fields__})
+        tensors = {name: value.to(device) for name, value in vars(self).items() if isinstance(value, torch.Tensor)}
+        return MiniHeads(**tensors, position_decay=self.position_decay)
+
+
+def token_weights(attention_mask: torch.Tensor, position_decay: float | None) -> torch.Tensor:
+    """(B, T) fp32 weight of each token in both means: the attention mask, times ``exp(-t / position_decay)``
+    for the token at position t of its row (a caption or one of its windows) unless the decay is None."""
+    mask = attention_mask.float()
+    if position_decay is None:
+        return mask
+    positions = torch.arange(mask.shape[1], dtype=torch.float32, device=mask.device)
+    return mask * torch.exp(-positions / position_decay)
 
 
 @dataclass
@@ -96,13 +120,14 @@ def head_outputs(
     attention_mask: torch.Tensor,
 ) -> HeadOutputs:
     """The score from the encoder's token states (any dtype; the heads run in fp32)."""
-    mask = attention_mask.unsqueeze(-1).to(embedding_states.dtype)
+    weights = token_weights(attention_mask, heads.position_decay)
+    mask = weights.unsqueeze(-1).to(embedding_states.dtype)
     mean = (embedding_states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
     embedding = nn.functional.normalize(mean.float(), dim=-1)
     token_concreteness = word_states.float() @ heads.word_weight + heads.word_bias
     use = pooled_tokens(heads, input_ids, attention_mask)
-    weights = use.float()
-    pooled = (token_concreteness * weights).sum(1) / weights.sum(1).clamp(min=1.0)
+    pooled_weights = use.float() * weights
+    pooled = (token_concreteness * pooled_weights).sum(1) / pooled_weights.sum(1).clamp(min=POOLED_WEIGHT_FLOOR)
     features = torch.cat([embedding, ((pooled - RATING_MID) / RATING_HALF_RANGE).unsqueeze(-1)], dim=-1)
     raw = features @ heads.caption_weight + heads.caption_bias
     logits = heads.calibration[0] * raw + heads.calibration[1]
@@ -134,19 +159,20 @@ def token_terms(
     """Each token's share of the logit: through the normalized mean embedding and, when pooled, through the
     word-concreteness mean. Padding contributes nothing."""
     output = head_outputs(heads, embedding_states, word_states, input_ids, attention_mask)
-    mask = attention_mask.unsqueeze(-1).float()
+    weights = token_weights(attention_mask, heads.position_decay)
+    mask = weights.unsqueeze(-1)
     states = embedding_states.float() * mask
     n_tokens = mask.sum(1)
     norm = (states.sum(1) / n_tokens).norm(dim=-1, keepdim=True)
     embedding_weights, pooled_weight = heads.caption_weight[:-1], heads.caption_weight[-1]
     embedding_term = (states @ embedding_weights) / (n_tokens * norm)
-    use = output.pooled_mask.float()
+    use = output.pooled_mask.float() * weights
     pooled_term = (
         pooled_weight
         * use
         * (output.token_concreteness - RATING_MID)
         / RATING_HALF_RANGE
-        / use.sum(1, keepdim=True).clamp(min=1.0)
+        / use.sum(1, keepdim=True).clamp(min=POOLED_WEIGHT_FLOOR)
     )
     slope, offset = heads.calibration[0], heads.calibration[1]
     per_token = slope * (embedding_term + pooled_term)

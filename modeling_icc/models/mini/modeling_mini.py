@@ -4,7 +4,8 @@
   human concreteness rating (1-5) of norm words and phrases, alone and inside real CC3M captions (train
   partition of the norms only);
 * caption head: linear over ``[e, (p - 3) / 2]``, where ``e`` is the L2-normalized mean of layer
-  ``embedding_layer`` over all tokens and ``p`` the mean word-head concreteness of the content tokens;
+  ``embedding_layer`` over all tokens and ``p`` the mean word-head concreteness of the content tokens,
+  both means weighted by token position when the config has a ``position_decay``;
   fitted on annotated dev captions (human label + the published ICC model as a teacher) and norm entries;
 * a logistic calibration maps the caption logit to a score in [0, 1] (0.5 separates the annotation's
   abstract half, labels 0-1, from its concrete half, labels 2-3).
@@ -113,7 +114,12 @@ class MiniICCModel(BertPreTrainedModel):
     def heads(self) -> MiniHeads:
         """The trained part as tensors (views of this model's modules)."""
         return MiniHeads.from_modules(
-            self.word_head, self.caption_head, self.calibration, self.content_mask, self.special_ids
+            self.word_head,
+            self.caption_head,
+            self.calibration,
+            self.content_mask,
+            self.special_ids,
+            self.config.position_decay,
         )
 
     def pooled_tokens(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
