@@ -233,8 +233,8 @@ class MiniScorer(ConcretenessScorer):
         """Exact per-word contributions to the logit: ``sum(words) + bias == total == logit(score)``.
 
         Word pieces are summed into their word; [CLS] and [SEP] are folded into ``bias``, and so is the
-        rounding of a bf16 encoder's mean embedding, which no word owns (about 0.002 in logit units; in fp32
-        the word terms are exact). A word contributes through its share of the mean embedding and, for a
+        float32 rounding of the decomposition (about 1e-6, with a bf16 encoder too: the heads average its
+        token states in fp32). A word contributes through its share of the mean embedding and, for a
         content word, its contextual concreteness, so function words and punctuation carry terms too.
         The words are those of the normalized caption (what the model reads, as in ``score``); a caption
         longer than one window is explained over all its windows, each term weighted as its window's logit.

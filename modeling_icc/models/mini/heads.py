@@ -121,9 +121,9 @@ def head_outputs(
 ) -> HeadOutputs:
     """The score from the encoder's token states (any dtype; the heads run in fp32)."""
     weights = token_weights(attention_mask, heads.position_decay)
-    mask = weights.unsqueeze(-1).to(embedding_states.dtype)
-    mean = (embedding_states * mask).sum(1) / mask.sum(1).clamp(min=1.0)
-    embedding = nn.functional.normalize(mean.float(), dim=-1)
+    mask = weights.unsqueeze(-1)
+    mean = (embedding_states.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0)  # fp32: weights are not 0/1
+    embedding = nn.functional.normalize(mean, dim=-1)
     token_concreteness = word_states.float() @ heads.word_weight + heads.word_bias
     use = pooled_tokens(heads, input_ids, attention_mask)
     pooled_weights = use.float() * weights
@@ -139,8 +139,7 @@ class TokenTerms:
     """Additive decomposition of the calibrated logit: ``per_token.sum(1) + bias + rounding == output.logits``.
 
     ``rounding`` is what the float32 decomposition misses of the model's own logit: float32 rounding
-    (about 1e-6) when the encoder runs in fp32; with a bf16 encoder also the bf16 rounding of the mean
-    embedding, which no token owns (about 0.002 in logit units).
+    (about 1e-6), with a bf16 encoder too, as the heads average its token states in fp32.
     """
 
     per_token: torch.Tensor  # (B, T)
