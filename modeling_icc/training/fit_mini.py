@@ -1,6 +1,6 @@
 """Fitting the trained part of the ``mini`` model: closed forms in float64 numpy, deterministic.
 
-Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 3-8 minutes on a 2-core CPU):
+Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 6-10 minutes on a 2-core CPU):
 
 * word head: a ridge from token states to human concreteness norms (Brysbaert, else Muraki, else
   Glasgow rescaled to 1-5; never MRC), **train partition only**, on entries embedded alone and on rated
@@ -11,6 +11,9 @@ Signals (``training_scripts/fit_mini.py`` runs :func:`fit_heads`; 3-8 minutes on
   URLs, emoji, boilerplate, keyword tails, casing, truncation, punctuation, social, long, and keywords or
   hashtags before the caption; same target and intercept as their caption, so that noise should not move
   a score), and on train norm entries scored as captions (target ``z(rating)``, their own intercept);
+* consistency term (weight ``FitSettings.consistency_weight``): unlabelled CC3M validation captions outside
+  the noise stability benchmark's sample and one noisy copy of each per noise type; the caption head's
+  outputs on a copy and on its caption are pulled together (no label is read);
 * calibration: a logistic fit of out-of-fold caption-head outputs to the annotation's halves (label >= 2).
 
 Every text goes through the scorer's text path (``prepare_text``: web normalization, lower-casing), is
@@ -51,6 +54,8 @@ from ..utils.shipped_data import (
     DEV_SPLIT_FILE,
     FROZEN_PARTITION_FILE,
     cc3m_captions,
+    cc3m_distinct_captions,
+    cc3m_stability_sample,
     data_path,
     dev_split,
 )
@@ -75,6 +80,14 @@ NOISE_WEIGHT_CANDIDATES = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 NOISE_WEIGHT_CLEAN_TOLERANCE = 0.01
 #: Eligible weights within this much of the best noisy objective count as tied; the one nearest the shipped wins.
 NOISE_WEIGHT_TIE = 0.001
+#: Total weights of the consistency term tried by :func:`cross_validate_consistency_weight`, relative to the
+#: dev captions' (fixed before any was evaluated).
+CONSISTENCY_WEIGHT_CANDIDATES = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+#: A consistency weight is eligible if its noisy objective is at most this much below weight 0's (and its
+#: clean Spearman at most ``NOISE_WEIGHT_CLEAN_TOLERANCE`` below).
+CONSISTENCY_NOISY_TOLERANCE = 0.005
+#: Eligible weights within this much of the best check-caption stability count as tied; the smallest wins.
+CONSISTENCY_TIE = 0.002
 
 
 @dataclass(frozen=True)
@@ -96,6 +109,12 @@ class FitSettings:
     #: Total weight of the noisy copies of the dev captions (one per caption and noise type of
     #: ``TRAINING_NOISE``, labelled as their caption), relative to the clean dev captions'.
     noise_weight: float = 1.0
+    #: Total weight of the consistency term (unlabelled CC3M captions and their noisy copies, whose
+    #: caption-head outputs are pulled together), relative to the dev captions'.
+    consistency_weight: float = 0.5
+    #: CC3M captions in the consistency term, and further ones that only the choice of its weight reads.
+    n_consistency_captions: int = 1000
+    n_check_captions: int = 500
     #: Train-partition entries embedded alone for the word head ...
     n_norm_word_head: int = 40000
     #: ... of which this many are also scored as captions in the caption head.
@@ -350,6 +369,57 @@ def noisy_copies(captions: Sequence[str], seed: int) -> tuple[list[str], np.ndar
     return texts, np.array(owner)
 
 
+def consistency_captions(settings: FitSettings) -> tuple[list[str], list[str]]:
+    """The consistency term's CC3M captions and the check captions of its weight's choice: distinct CC3M
+    validation captions outside the noise stability benchmark's default sample, drawn with the fit's seed."""
+    benchmark = set(cc3m_stability_sample())
+    others = [text for text in cc3m_distinct_captions() if text not in benchmark]
+    n = settings.n_consistency_captions
+    picked = np.random.default_rng(settings.seed).choice(len(others), n + settings.n_check_captions, replace=False)
+    texts = [others[index] for index in picked]
+    return texts[:n], texts[n:]
+
+
+@dataclass
+class NoisyPairs:
+    """Unlabelled captions and one noisy copy of each per noise type (``TRAINING_NOISE``), encoded."""
+
+    clean: Encoded
+    noisy: Encoded
+    owner: np.ndarray  # (M,) the caption of each copy
+    kinds: np.ndarray  # (M,) its noise type
+
+    @classmethod
+    def encode(cls, model: MiniICCModel, tokenizer, captions: Sequence[str], settings: FitSettings) -> NoisyPairs:
+        texts, owner = noisy_copies(captions, settings.seed)
+        decay = settings.position_decay
+        return cls(
+            encode(model, tokenizer, captions, position_decay=decay),
+            encode(model, tokenizer, texts, position_decay=decay),
+            owner,
+            np.array([kind for _ in captions for kind in NOISE_TYPES]),
+        )
+
+    def with_window_decay(self, decay: float) -> NoisyPairs:
+        return replace(self, clean=with_window_decay(self.clean, decay), noisy=with_window_decay(self.noisy, decay))
+
+    def caption_features(self, word_coef: np.ndarray, word_bias: float) -> tuple[np.ndarray, np.ndarray]:
+        """The caption head's inputs of every copy's caption and of the copy, row for row."""
+        clean = caption_features(self.clean.embedding, self.clean.word_means, word_coef, word_bias)
+        noisy = caption_features(self.noisy.embedding, self.noisy.word_means, word_coef, word_bias)
+        return clean[self.owner], noisy
+
+    def stability(self, coef: np.ndarray, word_coef: np.ndarray, word_bias: float) -> dict[str, float]:
+        """Per noise type, the Spearman of the copies' caption-head outputs with their captions'."""
+        from scipy.stats import spearmanr
+
+        clean, noisy = self.caption_features(word_coef, word_bias)
+        return {
+            kind: float(spearmanr(clean[self.kinds == kind] @ coef, noisy[self.kinds == kind] @ coef)[0])
+            for kind in NOISE_TYPES
+        }
+
+
 # --- closed-form fits ---------------------------------------------------------------------------
 
 
@@ -366,9 +436,12 @@ def ridge(X: np.ndarray, y: np.ndarray, alpha: float) -> tuple[np.ndarray, float
     return coef, float(my - mx @ coef)
 
 
-def multi_source_ridge(sources: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], alpha: float) -> np.ndarray:
+def multi_source_ridge(
+    sources: Iterable[tuple[np.ndarray, np.ndarray, np.ndarray]], alpha: float, penalty: np.ndarray | None = None
+) -> np.ndarray:
     """One coefficient vector over several ``(X, y, row_weights)`` sources, each centred on its own weighted
-    mean (its own intercept). Row weights are in units of one dev caption, so ``alpha`` is relative to one."""
+    mean (its own intercept). Row weights are in units of one dev caption, so ``alpha`` is relative to one.
+    ``penalty``: a further quadratic form ``coef @ penalty @ coef`` added to the loss (the consistency term)."""
     Xs, ys, ws = [], [], []
     for X, y, w in sources:
         if w.sum() <= 0:
@@ -378,6 +451,8 @@ def multi_source_ridge(sources: Iterable[tuple[np.ndarray, np.ndarray, np.ndarra
         ws.append(w)
     X, y, w = np.vstack(Xs).astype(np.float64), np.concatenate(ys).astype(np.float64), np.concatenate(ws)
     A = (X * w[:, None]).T @ X + alpha * np.eye(X.shape[1])
+    if penalty is not None:
+        A = A + penalty
     return np.linalg.solve(A, (X * w[:, None]).T @ y)
 
 
@@ -425,17 +500,24 @@ def fit_caption_head(
     settings: FitSettings,
     F_noisy: np.ndarray | None = None,
     t_noisy: np.ndarray | None = None,
+    consistency: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> tuple[np.ndarray, float]:
     """Shared coefficients over the dev captions (total weight 1) with their noisy copies (total weight
     ``noise_weight``, same intercept: a noisy copy must score as its caption) and the norm entries (total
-    weight ``norm_weight``, their own intercept)."""
+    weight ``norm_weight``, their own intercept). ``consistency``: the features of unlabelled captions and of
+    their noisy copies, row for row; with ``consistency_weight`` > 0 the squared differences of their outputs
+    are penalized (total weight ``consistency_weight``, uncentred: the copy must score as its caption)."""
     n = len(t_dev)
     X, y, w = F_dev, t_dev, np.ones(n)
     if F_noisy is not None and len(F_noisy) and settings.noise_weight > 0:
         X, y = np.vstack([F_dev, F_noisy]), np.concatenate([t_dev, t_noisy])
         w = np.concatenate([w, np.full(len(t_noisy), settings.noise_weight * n / len(t_noisy))])
     norm_rows = np.full(len(t_norm), settings.norm_weight * n / len(t_norm))
-    coef = multi_source_ridge([(X, y, w), (F_norm, t_norm, norm_rows)], settings.caption_alpha)
+    penalty = None
+    if consistency is not None and settings.consistency_weight > 0:
+        differences = (consistency[1] - consistency[0]).astype(np.float64)
+        penalty = settings.consistency_weight * n / len(differences) * (differences.T @ differences)
+    coef = multi_source_ridge([(X, y, w), (F_norm, t_norm, norm_rows)], settings.caption_alpha, penalty)
     return coef, float((w @ y) / w.sum() - ((w @ X) / w.sum()) @ coef)
 
 
@@ -500,6 +582,14 @@ class Features:
         self.noisy_kinds = np.array([kind for _ in self.captions for kind in NOISE_TYPES])
         self.noisy_encoded = encode(self.model, self.tokenizer, noisy, position_decay=settings.position_decay)
         log(f"encoded {len(noisy)} noisy copies of the dev captions ({time.perf_counter() - start:.0f}s)")
+        start = time.perf_counter()
+        consistency, check = consistency_captions(settings)
+        self.consistency = NoisyPairs.encode(self.model, self.tokenizer, consistency, settings)
+        self.check = NoisyPairs.encode(self.model, self.tokenizer, check, settings)
+        log(
+            f"encoded {len(consistency)} consistency and {len(check)} check CC3M captions with their noisy copies "
+            f"({time.perf_counter() - start:.0f}s)"
+        )
         self.caption_rows = np.sort(rng.choice(len(self.norm_keys), settings.n_norm_caption_head, replace=False))
 
     def with_window_decay(self, decay: float) -> Features:
@@ -507,6 +597,8 @@ class Features:
         other = copy.copy(self)
         other.dev_encoded = with_window_decay(self.dev_encoded, decay)
         other.noisy_encoded = with_window_decay(self.noisy_encoded, decay)
+        other.consistency = self.consistency.with_window_decay(decay)
+        other.check = self.check.with_window_decay(decay)
         return other
 
     def word_head(self, alpha: float) -> tuple[np.ndarray, float]:
@@ -538,6 +630,7 @@ def cross_validate(
     norm = features.norm_encoded
     F_norm = caption_features(norm.embedding[rows], norm.word_means[rows], word_coef, word_bias)
     t_norm = standardized(np.array([features.norms.rating[features.norm_keys[i]] for i in rows]))
+    consistency = features.consistency.caption_features(word_coef, word_bias)
     y, icc = features.labels, features.icc
     per_seed, per_fold, per_noise = [], [], {kind: [] for kind in NOISE_TYPES}
     out_of_fold = None
@@ -550,7 +643,14 @@ def cross_validate(
             target[train] = caption_targets(y[train], icc[train], settings.teacher_weight)
             copies = np.isin(owner, train) & np.isin(kinds, train_kinds)
             coef, bias = fit_caption_head(
-                F_dev[train], target[train], F_norm, t_norm, settings, F_noisy[copies], target[owner[copies]]
+                F_dev[train],
+                target[train],
+                F_norm,
+                t_norm,
+                settings,
+                F_noisy[copies],
+                target[owner[copies]],
+                consistency,
             )
             prediction[test] = F_dev[test] @ coef + bias
             held_out = np.isin(owner, test)
@@ -591,6 +691,7 @@ def cross_validate(
         "F_noisy": F_noisy,
         "F_norm": F_norm,
         "t_norm": t_norm,
+        "consistency": consistency,
     }
 
 
@@ -675,14 +776,83 @@ def cross_validate_noise_weight(
     }
 
 
+def cross_validate_consistency_weight(
+    features: Features,
+    settings: FitSettings,
+    word_coef: np.ndarray,
+    word_bias: float,
+    weights: Sequence[float] = CONSISTENCY_WEIGHT_CANDIDATES,
+) -> dict:
+    """:func:`cross_validate` and a fit on all 203 captions once per weight of the consistency term.
+
+    The rule (fixed before any candidate was evaluated): a weight is eligible if its clean out-of-fold
+    Spearman is within ``NOISE_WEIGHT_CLEAN_TOLERANCE`` of weight 0's and its noisy objective (the mean over
+    the noise types of the copies' out-of-fold Spearman with the labels) within
+    ``CONSISTENCY_NOISY_TOLERANCE``; among those, the highest check stability wins (the mean over the noise
+    types of the Spearman between the fit's outputs on the check captions' copies and on the captions:
+    unlabelled CC3M captions that neither the fit nor the stability benchmark reads); weights within
+    ``CONSISTENCY_TIE`` of it are tied and the smallest wins. ``FitSettings.consistency_weight`` is set to
+    the choice by hand (a refit follows)."""
+    target = caption_targets(features.labels, features.icc, settings.teacher_weight)
+    rows = []
+    for weight in weights:
+        candidate = replace(settings, consistency_weight=weight)
+        cv = cross_validate(features, candidate, word_coef, word_bias)
+        noisy = cv["report"]["noisy_copies"]
+        coef, _ = fit_caption_head(
+            cv["F_dev"],
+            target,
+            cv["F_norm"],
+            cv["t_norm"],
+            candidate,
+            cv["F_noisy"],
+            target[features.noisy_owner],
+            cv["consistency"],
+        )
+        check = features.check.stability(coef, word_coef, word_bias)
+        rows.append(
+            {
+                "consistency_weight": weight,
+                "clean_spearman": cv["report"]["spearman"],
+                "noisy_objective": float(np.mean([noisy[kind]["spearman_with_label"] for kind in NOISE_TYPES])),
+                "check_stability": float(np.mean(list(check.values()))),
+                "check_stability_per_type": check,
+                "spearman_with_label": {kind: noisy[kind]["spearman_with_label"] for kind in NOISE_TYPES},
+                "spearman_with_clean": {kind: noisy[kind]["spearman_with_clean"] for kind in NOISE_TYPES},
+            }
+        )
+    return {
+        "objective": "mean over the noise types of the Spearman between the outputs on the check captions' noisy "
+        "copies and on the captions (fit on all 203), among weights whose clean OOF Spearman is within "
+        f"{NOISE_WEIGHT_CLEAN_TOLERANCE} and noisy objective within {CONSISTENCY_NOISY_TOLERANCE} of weight 0's",
+        "tie": CONSISTENCY_TIE,
+        "candidates": rows,
+        "chosen_consistency_weight": choose_consistency_weight(rows),
+    }
+
+
+def choose_consistency_weight(rows: Sequence[dict]) -> float:
+    """The rule of :func:`cross_validate_consistency_weight` over rows with ``consistency_weight`` (one of
+    them 0), ``clean_spearman``, ``noisy_objective`` and ``check_stability``."""
+    base = next(row for row in rows if row["consistency_weight"] == 0)
+    eligible = [
+        row
+        for row in rows
+        if row["clean_spearman"] >= base["clean_spearman"] - NOISE_WEIGHT_CLEAN_TOLERANCE
+        and row["noisy_objective"] >= base["noisy_objective"] - CONSISTENCY_NOISY_TOLERANCE
+    ]
+    best = max(row["check_stability"] for row in eligible)
+    return min(row["consistency_weight"] for row in eligible if row["check_stability"] >= best - CONSISTENCY_TIE)
+
+
 def fit_heads(
     settings: FitSettings | None = None,
     base_path: str | Path | None = None,
     log: Callable[[str], None] = print,
 ) -> tuple[MiniICCModel, dict]:
     """The model with freshly fitted heads, and a report (settings, inputs' hashes, CV on the 203 captions,
-    the CV tables of the window rule and of the copies' weight, calibration). :func:`write_heads` saves both;
-    the heads file records the settings and inputs."""
+    the CV tables of the window rule, of the copies' weight and of the consistency term's weight,
+    calibration). :func:`write_heads` saves both; the heads file records the settings and inputs."""
     settings = settings or FitSettings()
     base_path = Path(base_path) if base_path is not None else base_model_path()
     features = Features(settings, base_path, log)
@@ -690,10 +860,18 @@ def fit_heads(
     cv = cross_validate(features, settings, word_coef, word_bias)
     window_rule = cross_validate_window_rule(features, settings, word_coef, word_bias)
     noise_weight = cross_validate_noise_weight(features, settings, word_coef, word_bias)
+    consistency_weight = cross_validate_consistency_weight(features, settings, word_coef, word_bias)
     y, icc = features.labels, features.icc
     target = caption_targets(y, icc, settings.teacher_weight)
     coef, bias = fit_caption_head(
-        cv["F_dev"], target, cv["F_norm"], cv["t_norm"], settings, cv["F_noisy"], target[features.noisy_owner]
+        cv["F_dev"],
+        target,
+        cv["F_norm"],
+        cv["t_norm"],
+        settings,
+        cv["F_noisy"],
+        target[features.noisy_owner],
+        cv["consistency"],
     )
     slope, offset = logistic_calibration(cv["out_of_fold"], y >= CONCRETE_LABEL)
     model = features.model
@@ -719,9 +897,11 @@ def fit_heads(
             "spans_in_cc3m": len(features.cc3m_encoded.span_targets),
         },
         "n_noisy_copies": len(features.noisy_owner),
+        "n_consistency_pairs": len(features.consistency.owner),
         "cross_validation_203": cv["report"],
         "window_rule_cv_203": window_rule,
         "noise_weight_cv_203": noise_weight,
+        "consistency_weight_cv_203": consistency_weight,
         "calibration": {"slope": slope, "offset": offset, "positive": f"label >= {CONCRETE_LABEL}"},
         "cv_accuracy_at_0.5": float(((cv_probability >= 0.5) == (y >= CONCRETE_LABEL)).mean()),
     }

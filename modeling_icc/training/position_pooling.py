@@ -8,7 +8,8 @@ description that comes late. This module measures the trade with the fit's own c
 100), for every decay of :data:`POSITION_DECAY_CANDIDATES`, with the noisy copies of every type in
 training (as shipped) and without the description-late types (:data:`LEAD_TYPES`). The norm entries
 scored as captions are pooled the same way; the word head is unchanged (it reads token states). The
-choice is ``FitSettings.position_decay``, set by hand (a refit follows).
+choice is ``FitSettings.position_decay``, set by hand (a refit follows). It was chosen before the fit had
+its consistency term, and is cross-validated without it (``consistency_weight=0``).
 
 The rule, written before the first run: the objective is the mean over the clean captions and every
 noise type of the out-of-fold Spearman with the labels; eligible are the candidates whose clean Spearman
@@ -49,6 +50,11 @@ def position_pooled(features: Features, settings: FitSettings, decay: float | No
     with ``decay`` (``features`` itself when that is the fit's decay)."""
     if decay == settings.position_decay:
         return features
+    if settings.consistency_weight > 0:
+        raise ValueError(
+            "the consistency captions are pooled with the fit's decay only: cross-validate the position "
+            "pooling with consistency_weight=0, as it was chosen"
+        )
     model, tokenizer = features.model, features.tokenizer
     other = copy.copy(features)
     other.dev_encoded = encode(model, tokenizer, features.captions, position_decay=decay)

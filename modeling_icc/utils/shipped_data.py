@@ -15,6 +15,8 @@ FROZEN_PARTITION_FILE = "dev_frozen_partition_ids.txt"
 PAPER_EXAMPLES_FILE = "paper_examples.jsonl"
 DEMO_CAPTIONS_FILE = "demo_captions.txt"
 CC3M_CAPTIONS_FILE = "cc3m_validation_captions.tsv"
+#: Distinct CC3M captions the noise stability benchmark measures by default (seed 0).
+CC3M_STABILITY_SAMPLE_SIZE = 2000
 
 #: Parts of the dev split: all 303 captions, the 100 frozen test captions, or the 203 others (fit and CV).
 DevPartition = Literal["all", "frozen", "fit"]
@@ -76,6 +78,24 @@ def cc3m_captions() -> list[str]:
     """The 15,833 captions of the Conceptual Captions validation split, in file order (unlabelled web alt-text)."""
     with open(data_path(CC3M_CAPTIONS_FILE), encoding="utf-8", newline="") as handle:
         return [row["caption"] for row in csv.DictReader(handle, delimiter="\t")]
+
+
+def cc3m_distinct_captions() -> list[str]:
+    """The CC3M validation captions without blanks and repeats, in file order of first occurrence."""
+    return list(dict.fromkeys(text for text in cc3m_captions() if text.strip()))
+
+
+def cc3m_stability_sample(n: int = CC3M_STABILITY_SAMPLE_SIZE, seed: int = 0) -> list[str]:
+    """The captions ``benchmarks/quality/cc3m_noise_stability.py`` measures: ``n`` distinct captions drawn
+    by ``numpy.random.default_rng(seed)``, in file order. The mini fit's consistency captions are drawn from
+    the others (the default sample), so that the benchmark stays out of the fit."""
+    import numpy as np
+
+    distinct = cc3m_distinct_captions()
+    if not 0 < n <= len(distinct):
+        raise ValueError(f"n must be between 1 and {len(distinct)}, the distinct non-blank captions; got {n}")
+    picked = np.sort(np.random.default_rng(seed).choice(len(distinct), size=n, replace=False))
+    return [distinct[index] for index in picked]
 
 
 def paper_examples() -> list[dict]:
