@@ -135,7 +135,9 @@ def test_the_consistency_term_pulls_a_noisy_copys_output_towards_its_captions():
 
     def fitted(weight: float) -> np.ndarray:
         settings = replace(FitSettings(), consistency_weight=weight, norm_weight=0.01)
-        return fit_caption_head(F_dev, target, F_norm, t_norm, settings, consistency=(clean, noisy))[0]
+        differences = noisy - clean
+        gram = (differences.T @ differences, len(differences))
+        return fit_caption_head(F_dev, target, F_norm, t_norm, settings, consistency=gram)[0]
 
     plain, light, heavy = fitted(0.0), fitted(1.0), fitted(100.0)
     moved = [np.abs((noisy - clean) @ coef).mean() for coef in (plain, light, heavy)]

@@ -409,6 +409,13 @@ class NoisyPairs:
         noisy = caption_features(self.noisy.embedding, self.noisy.word_means, word_coef, word_bias)
         return clean[self.owner], noisy
 
+    def difference_gram(self, word_coef: np.ndarray, word_bias: float) -> tuple[np.ndarray, int]:
+        """``(D.T @ D, len(D))`` for D the copies' caption-head inputs minus their captions': the consistency
+        term's quadratic form, the same in every fold, so computed once per word head."""
+        clean, noisy = self.caption_features(word_coef, word_bias)
+        differences = (noisy - clean).astype(np.float64)
+        return differences.T @ differences, len(differences)
+
     def stability(self, coef: np.ndarray, word_coef: np.ndarray, word_bias: float) -> dict[str, float]:
         """Per noise type, the Spearman of the copies' caption-head outputs with their captions'."""
         from scipy.stats import spearmanr
@@ -500,13 +507,14 @@ def fit_caption_head(
     settings: FitSettings,
     F_noisy: np.ndarray | None = None,
     t_noisy: np.ndarray | None = None,
-    consistency: tuple[np.ndarray, np.ndarray] | None = None,
+    consistency: tuple[np.ndarray, int] | None = None,
 ) -> tuple[np.ndarray, float]:
     """Shared coefficients over the dev captions (total weight 1) with their noisy copies (total weight
     ``noise_weight``, same intercept: a noisy copy must score as its caption) and the norm entries (total
-    weight ``norm_weight``, their own intercept). ``consistency``: the features of unlabelled captions and of
-    their noisy copies, row for row; with ``consistency_weight`` > 0 the squared differences of their outputs
-    are penalized (total weight ``consistency_weight``, uncentred: the copy must score as its caption)."""
+    weight ``norm_weight``, their own intercept). ``consistency``: :meth:`NoisyPairs.difference_gram` of
+    unlabelled captions and their noisy copies; with ``consistency_weight`` > 0 the squared differences of
+    their outputs are penalized (total weight ``consistency_weight``, uncentred: the copy must score as its
+    caption)."""
     n = len(t_dev)
     X, y, w = F_dev, t_dev, np.ones(n)
     if F_noisy is not None and len(F_noisy) and settings.noise_weight > 0:
@@ -515,8 +523,8 @@ def fit_caption_head(
     norm_rows = np.full(len(t_norm), settings.norm_weight * n / len(t_norm))
     penalty = None
     if consistency is not None and settings.consistency_weight > 0:
-        differences = (consistency[1] - consistency[0]).astype(np.float64)
-        penalty = settings.consistency_weight * n / len(differences) * (differences.T @ differences)
+        gram, count = consistency
+        penalty = settings.consistency_weight * n / count * gram
     coef = multi_source_ridge([(X, y, w), (F_norm, t_norm, norm_rows)], settings.caption_alpha, penalty)
     return coef, float((w @ y) / w.sum() - ((w @ X) / w.sum()) @ coef)
 
@@ -576,12 +584,12 @@ class Features:
         self.captions = [row["caption"] for row in rows]
         self.labels = np.array([float(row["concreteness_annotation"]) for row in rows])
         self.icc = np.array([float(row["icc_score"]) for row in rows])
-        self.dev_encoded = encode(self.model, self.tokenizer, self.captions, position_decay=settings.position_decay)
         start = time.perf_counter()
-        noisy, self.noisy_owner = noisy_copies(self.captions, settings.seed)
-        self.noisy_kinds = np.array([kind for _ in self.captions for kind in NOISE_TYPES])
-        self.noisy_encoded = encode(self.model, self.tokenizer, noisy, position_decay=settings.position_decay)
-        log(f"encoded {len(noisy)} noisy copies of the dev captions ({time.perf_counter() - start:.0f}s)")
+        self.dev = NoisyPairs.encode(self.model, self.tokenizer, self.captions, settings)
+        log(
+            f"encoded the {len(self.captions)} dev captions and {len(self.dev.owner)} noisy copies of them "
+            f"({time.perf_counter() - start:.0f}s)"
+        )
         start = time.perf_counter()
         consistency, check = consistency_captions(settings)
         self.consistency = NoisyPairs.encode(self.model, self.tokenizer, consistency, settings)
@@ -595,8 +603,7 @@ class Features:
     def with_window_decay(self, decay: float) -> Features:
         """These features with the long texts' windows averaged with ``decay`` (nothing is encoded again)."""
         other = copy.copy(self)
-        other.dev_encoded = with_window_decay(self.dev_encoded, decay)
-        other.noisy_encoded = with_window_decay(self.noisy_encoded, decay)
+        other.dev = self.dev.with_window_decay(decay)
         other.consistency = self.consistency.with_window_decay(decay)
         other.check = self.check.with_window_decay(decay)
         return other
@@ -622,15 +629,16 @@ def cross_validate(
     correlations on the clean captions (mean over seeds), per-fold Spearman, per noise type the Spearman
     of the noisy copies' predictions with the labels and with their clean captions' predictions, and the
     seed-0 out-of-fold predictions and design matrices for the final fit."""
-    F_dev = caption_features(features.dev_encoded.embedding, features.dev_encoded.word_means, word_coef, word_bias)
-    noisy = features.noisy_encoded
+    dev = features.dev
+    F_dev = caption_features(dev.clean.embedding, dev.clean.word_means, word_coef, word_bias)
+    noisy = dev.noisy
     F_noisy = caption_features(noisy.embedding, noisy.word_means, word_coef, word_bias)
-    owner, kinds = features.noisy_owner, features.noisy_kinds
+    owner, kinds = dev.owner, dev.kinds
     rows = features.caption_rows
     norm = features.norm_encoded
     F_norm = caption_features(norm.embedding[rows], norm.word_means[rows], word_coef, word_bias)
     t_norm = standardized(np.array([features.norms.rating[features.norm_keys[i]] for i in rows]))
-    consistency = features.consistency.caption_features(word_coef, word_bias)
+    consistency = features.consistency.difference_gram(word_coef, word_bias)
     y, icc = features.labels, features.icc
     per_seed, per_fold, per_noise = [], [], {kind: [] for kind in NOISE_TYPES}
     out_of_fold = None
@@ -806,7 +814,7 @@ def cross_validate_consistency_weight(
             cv["t_norm"],
             candidate,
             cv["F_noisy"],
-            target[features.noisy_owner],
+            target[features.dev.owner],
             cv["consistency"],
         )
         check = features.check.stability(coef, word_coef, word_bias)
@@ -870,7 +878,7 @@ def fit_heads(
         cv["t_norm"],
         settings,
         cv["F_noisy"],
-        target[features.noisy_owner],
+        target[features.dev.owner],
         cv["consistency"],
     )
     slope, offset = logistic_calibration(cv["out_of_fold"], y >= CONCRETE_LABEL)
@@ -896,7 +904,7 @@ def fit_heads(
             "entries_alone": len(features.norm_encoded.span_targets),
             "spans_in_cc3m": len(features.cc3m_encoded.span_targets),
         },
-        "n_noisy_copies": len(features.noisy_owner),
+        "n_noisy_copies": len(features.dev.owner),
         "n_consistency_pairs": len(features.consistency.owner),
         "cross_validation_203": cv["report"],
         "window_rule_cv_203": window_rule,

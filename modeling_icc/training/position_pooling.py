@@ -22,11 +22,12 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 import numpy as np
 
 from ..utils.caption_noise import NOISE_TYPES
-from .fit_mini import Encoded, Features, FitSettings, cross_validate, encode, noisy_copies
+from .fit_mini import Encoded, Features, FitSettings, NoisyPairs, cross_validate, encode
 
 #: Decays tried (tokens; None: plain means, mini's pooling before this CV), fixed before any was evaluated.
 POSITION_DECAY_CANDIDATES: tuple[float | None, ...] = (None, 64.0, 32.0, 16.0, 8.0)
@@ -57,10 +58,7 @@ def position_pooled(features: Features, settings: FitSettings, decay: float | No
         )
     model, tokenizer = features.model, features.tokenizer
     other = copy.copy(features)
-    other.dev_encoded = encode(model, tokenizer, features.captions, position_decay=decay)
-    other.noisy_encoded = encode(
-        model, tokenizer, noisy_copies(features.captions, settings.seed)[0], position_decay=decay
-    )
+    other.dev = NoisyPairs.encode(model, tokenizer, features.captions, replace(settings, position_decay=decay))
     entries = [features.norm_keys[i] for i in features.caption_rows]
     pooled = encode(model, tokenizer, entries, position_decay=decay)
     other.norm_encoded = _with_norm_rows(features.norm_encoded, features.caption_rows, pooled)
