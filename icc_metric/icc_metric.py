@@ -18,10 +18,11 @@ keep captions a reader could picture, drop abstract or off-image text.
 
 _KWARGS_DESCRIPTION = """
 The model is chosen when the module is loaded, by its configuration name:
-`evaluate.load(MODULE)` (or config "default") scores with the published student
-"moranyanuka/icc"; `evaluate.load(MODULE, "mini")` or `evaluate.load(MODULE, "lite")` with a
-zero-download model shipped in the package; any other name is a Hub id. The module never switches
-models: one that cannot be loaded raises an error that names the offline models.
+`evaluate.load(MODULE)` (or config "default") scores with "mini", the package's default model, as
+`load_scorer()` and the `icc` command do: it ships in the package, so this works offline;
+`evaluate.load(MODULE, "lite")` with the other zero-download model; any other name is a Hub id
+(the published student: `evaluate.load(MODULE, "moranyanuka/icc")`, downloaded once). The module
+never switches models: one that cannot be loaded raises an error that names the offline models.
 Args:
     predictions (`list` of `str`): captions to score. Blank or missing captions, and items
         that are not strings, score NaN; a single string (not in a list) is refused.

@@ -30,6 +30,7 @@ _LAZY_NAMES = {
     "NeuralScorer": "scoring.neural",
     "MiniScorer": "scoring.mini",
     "DEFAULT_MODEL_ID": "scoring.load",
+    "PUBLISHED_MODEL_ID": "scoring.load",
     "ModelNotAvailableError": "scoring.load",
     "load_scorer": "scoring.load",
     "metric_path": "hub.measurement",

@@ -1,5 +1,6 @@
-"""Broken copies of checkpoints: the tests of strict loading edit one weights file of a saved model."""
+"""Broken copies of checkpoints: the tests of strict loading edit one weights or JSON file of a saved model."""
 
+import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -25,3 +26,10 @@ def without(name: str) -> Callable[[dict], dict]:
         return {key: tensor for key, tensor in tensors.items() if key != name}
 
     return edit
+
+
+def with_config(folder, file: str = "config.json", **changes) -> Path:
+    """``folder`` with the JSON file ``file`` (in place) updated by ``changes``."""
+    path = Path(folder) / file
+    path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), **changes}), encoding="utf-8")
+    return Path(folder)

@@ -1,10 +1,18 @@
 """Web-caption normalization: hashtags, handles, URLs, emoji and repeats rewritten; plain captions untouched."""
 
+import signal
+import unicodedata
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import pytest
 
+from modeling_icc import LiteScorer
+from modeling_icc.testing.captions import SHAPES
 from modeling_icc.utils.caption_text import (
     EMOJI_NAMES,
     LINKS_PLACEHOLDER,
+    MAX_SEGMENT,
     needs_normalization,
     normalize_caption,
     segment,
@@ -67,3 +75,58 @@ def test_idempotent_on_real_and_noisy_captions():
     for text in texts:
         once = normalize_caption(text)
         assert normalize_caption(once) == once, text
+
+
+#: Characters per adversarial caption: large enough that quadratic time takes minutes, small enough to be quick.
+ADVERSARIAL_LENGTH = 200_000
+#: Seconds allowed per caption: generous, so that a loaded 2-core machine does not fail it (linear time: ~0.1 s).
+ADVERSARIAL_SECONDS = 2.0
+
+
+@contextmanager
+def deadline(seconds: float) -> Iterator[None]:
+    """Raise ``TimeoutError`` in the block after ``seconds`` (regex matching checks for signals, so it stops too)."""
+
+    def expire(signum, frame):
+        raise TimeoutError(f"took more than {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(scope="module")
+def lite() -> LiteScorer:
+    scorer = LiteScorer()
+    scorer.score(["a warm-up caption #warmup"])  # the lexicon and word list load outside the deadline
+    return scorer
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs SIGALRM")
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_adversarial_captions_normalize_and_score_in_linear_time(shape, lite):
+    text = SHAPES[shape](ADVERSARIAL_LENGTH)
+    with deadline(ADVERSARIAL_SECONDS):
+        normalize_caption(text)
+    with deadline(ADVERSARIAL_SECONDS):
+        lite.score([text])
+
+
+def test_one_unicode_form_nfc_nfd_and_width():
+    composed = "Caf\u00e9 cr\u00e8me br\u00fbl\u00e9e on a table!!"
+    assert normalize_caption(unicodedata.normalize("NFD", composed)) == normalize_caption(composed)
+    assert normalize_caption("\uff44\uff4f\uff47 on a \uff42\uff45\uff44") == "dog on a bed"
+    assert normalize_caption("wait\u2026. what") == "wait... what"
+    text = "Ünïcode café’s menu"
+    assert normalize_caption(text) is text  # already in its normal form: returned as it came
+    assert normalize_caption("Angel Wings\u2122 Arrangement") == "Angel Wings\u2122 Arrangement"  # not WingsTM
+    assert normalize_caption("\U0001d41d\U0001d428\U0001d420 on a bed!!") == "dog on a bed!"  # styled letters
+
+
+def test_segmentation_leaves_runs_longer_than_any_hashtag():
+    run = "ab" * (MAX_SEGMENT // 2 + 1)
+    assert segment(run) == run and segment("ab" * 4) != "ab" * 4

@@ -10,7 +10,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from modeling_icc import LiteScorer
+from modeling_icc import LiteScorer, load_scorer
 from modeling_icc.cli.main import main
 
 CAPTIONS = ["a man with a white shirt", "a great method of quantifying concreteness", "", "a red car on a street"]
@@ -169,8 +169,18 @@ def test_user_errors_are_one_line_without_traceback(tmp_path, capsys, args, mess
     assert message in err and "Traceback" not in err
 
 
+def test_without_model_the_command_scores_with_mini_offline(capsys):
+    assert run_cli("score", *CAPTIONS[:2]) == 0  # no --model: mini, shipped in the package (the Hub is off here)
+    captured = capsys.readouterr()
+    rows = list(csv.DictReader(captured.out.splitlines(), delimiter="\t"))
+    assert [row["icc_model"] for row in rows] == ["mini", "mini"]
+    expected = load_scorer("mini", cache=True).score(CAPTIONS[:2])
+    np.testing.assert_allclose([float(row["icc_score"]) for row in rows], expected, atol=1e-6)
+    assert "Could not load" not in captured.err and "notice" not in captured.err
+
+
 def test_an_unavailable_model_is_an_error_naming_the_offline_options(capsys):
-    assert run_cli("score", "a dog on a beach") == 2  # the published student is not in the cache here
+    assert run_cli("score", "--model", "moranyanuka/icc", "a dog on a beach") == 2  # not in the cache here
     captured = capsys.readouterr()
     assert captured.out == "" and "icc: error: Could not load the ICC model 'moranyanuka/icc'" in captured.err
     assert "`icc score --model mini`" in captured.err and "`--fallback mini`" in captured.err
@@ -179,7 +189,7 @@ def test_an_unavailable_model_is_an_error_naming_the_offline_options(capsys):
 def test_fallback_is_explicit_reported_and_recorded(capsys, tmp_path):
     source, out = tmp_path / "captions.txt", tmp_path / "scored.jsonl"
     source.write_text("a dog on a beach\n", encoding="utf-8")
-    assert run_cli("score", "--fallback", "lite", "--input", source, "--output", out) == 0
+    assert run_cli("score", "--model", "moranyanuka/icc", "--fallback", "lite", "--input", source, "--output", out) == 0
     captured = capsys.readouterr()
     assert "icc: notice: the ICC model 'moranyanuka/icc' cannot be loaded here" in captured.err
     assert "scoring with the fallback model 'lite' instead" in captured.err

@@ -110,6 +110,35 @@ def test_txt_input_splits_rows_at_newlines_only(tmp_path):
     assert [row["caption"] for row in rows] == captions
 
 
+@pytest.mark.parametrize("position", [300, 8_000, 100_000])
+def test_a_nul_byte_is_a_caption_character_wherever_it_is(tmp_path, capsys, position):
+    lines = [f"a red car number {index}" for index in range(6_000)]
+    data = bytearray("\n".join(lines).encode() + b"\n")
+    data[position] = 0  # a NUL inside a caption
+    end = data.index(b"\n", position)
+    data[end + 1 : end + 1] = b"\x00\n"  # and a caption that is only a NUL
+    source = tmp_path / "in.txt"
+    source.write_bytes(bytes(data))
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0, capsys.readouterr().err
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == len(lines) + 1
+    with_nul = [row for row in rows if "\x00" in row["caption"]]
+    assert len(with_nul) == 2 and with_nul[1]["caption"] == "\x00"
+    assert np.isfinite(with_nul[0]["icc_score"]) and with_nul[1]["icc_score"] is None
+
+
+@pytest.mark.parametrize(
+    ("head", "kind"),
+    [(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "a PNG image"), (b"PK\x03\x04\x14\x00", "a zip archive")],
+)
+def test_binary_files_are_known_by_their_first_bytes(tmp_path, capsys, head, kind):
+    source = tmp_path / "in.txt"
+    source.write_bytes(head + b"a dog\n" * 10)
+    assert icc("score", "--model", "lite", "-i", source) == 2
+    one_line_error(capsys.readouterr().err, f"is {kind}, not txt text")
+
+
 def test_unterminated_csv_quote_stops_with_its_line(tmp_path, capsys):
     lines = ["id,caption"] + [f"{i},caption {i}" for i in range(1, 6)] + ['6,"unterminated caption']
     lines += [f"{i},caption {i}" for i in range(7, 11)]
@@ -128,6 +157,30 @@ def test_csv_row_with_more_fields_than_the_header_is_refused(tmp_path, capsys):
     source.write_text("id,caption\n1,a dog\n2,a dog, on a beach\n")
     assert icc("score", "--model", "lite", "-i", source) == 2
     one_line_error(capsys.readouterr().err, "line 3 has 3 fields but the header names 2")
+
+
+def duplicate_columns_parquet(path: Path) -> Path:
+    arrays = [pa.array(["an abstract idea"]), pa.array(["a dog on a beach"]), pa.array(["1"])]
+    pq.write_table(pa.Table.from_arrays(arrays, names=["caption", "caption", "x"]), path)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "write"),
+    [
+        ("in.csv", lambda path: path.write_text("caption,caption,x\nan abstract idea,a dog on a beach,1\n")),
+        ("in.tsv", lambda path: path.write_text("caption\tx\tcaption\nan abstract idea\t1\ta dog\n")),
+        ("in.parquet", duplicate_columns_parquet),
+    ],
+    ids=["csv", "tsv", "parquet"],
+)
+def test_a_header_naming_a_column_twice_is_refused(tmp_path, capsys, name, write):
+    source = tmp_path / name
+    write(source)
+    for command in (["score"], ["filter", "--threshold", "0.1"]):
+        assert icc(*command, "--model", "lite", "-i", source, "-o", tmp_path / "out.jsonl") == 2
+        one_line_error(capsys.readouterr().err, f"{source}: the header names the column 'caption' more than once")
+        assert not (tmp_path / "out.jsonl").exists()
 
 
 @pytest.fixture

@@ -1,17 +1,19 @@
 """Command-line defaults are those of what the flags feed (as tests/test_training_scripts.py holds the scripts
 to the pipeline config): ``icc bench`` to the suite, the bootstrap and the baselines' options; ``icc filter`` to
-the engines' FilterOptions."""
+the engines' FilterOptions; ``--model`` to ``load_scorer``'s default model."""
 
+import argparse
 import dataclasses
 import inspect
 
-from modeling_icc.cli.common import filter_plan, keywords_for
+from modeling_icc.cli.common import filter_plan, keywords_for, open_scorer
 from modeling_icc.cli.filter import other_rule
-from modeling_icc.cli.main import build_parser
+from modeling_icc.cli.main import COMMANDS, build_parser
 from modeling_icc.curation.filter_options import FilterOptions
 from modeling_icc.curation.selection import KeepRule
 from modeling_icc.evaluation import Bootstrap, load_benchmarks, run_suite
 from modeling_icc.evaluation.baselines.registry import ModelOptions
+from modeling_icc.scoring.load import DEFAULT_MODEL_ID, load_scorer
 
 #: ``icc bench`` flags whose None means the target's choice: the device (run_suite's "auto").
 BENCH_NONE_MEANS_THE_TARGETS = {"device"}
@@ -78,3 +80,23 @@ def test_filter_command_line_defaults_are_the_filter_options_defaults():
     assert plan == FilterOptions(threshold=0.5).plan()  # what the None flags stand for, on a text input
     with_clip = build_parser("filter").parse_args(["filter", "--threshold", "0.5", "-i", "x", "--and-threshold", "1"])
     assert other_rule(with_clip).column == FilterOptions.clip_column
+
+
+def _options(command: str) -> dict[str, argparse.Action]:
+    """``command``'s options by ``dest``."""
+    (commands,) = [
+        action for action in build_parser(command)._actions if isinstance(action, argparse._SubParsersAction)
+    ]
+    return {action.dest: action for action in commands.choices[command]._actions}
+
+
+def test_every_model_flag_leaves_the_default_to_load_scorer():
+    """No ``--model`` is ``load_scorer(None)``: the default model is defined once, as DEFAULT_MODEL_ID."""
+    assert inspect.signature(load_scorer).parameters["name_or_path"].default is None
+    scoring = [command for command in COMMANDS if "fallback" in _options(command)]  # add_model_options' commands
+    assert scoring == ["score", "filter", "explain"]
+    for command in scoring:
+        model = _options(command)["model"]
+        assert model.default is None and model.help.endswith(f"(default: {DEFAULT_MODEL_ID})"), command
+    args = build_parser("explain").parse_args(["explain", "a dog"])
+    assert open_scorer(args).model_id == DEFAULT_MODEL_ID == "mini"

@@ -328,6 +328,38 @@ def test_a_folder_that_turns_read_only_keeps_the_old_file(captions, tmp_path, ca
     _no_temp_files(tmp_path)
 
 
+def test_a_failed_write_in_a_sharded_job_is_named_even_when_nothing_can_be_cleaned_up(
+    captions, tmp_path, capsys, monkeypatch
+):
+    import errno
+    import os
+    import pathlib
+
+    from modeling_icc.utils import atomic_files
+    from modeling_icc.utils.resumable import LOCK_FILE, RUN_FILE
+
+    def not_permitted(path: object) -> OSError:
+        return PermissionError(errno.EPERM, os.strerror(errno.EPERM), str(path))
+
+    replace = os.replace
+
+    def refuse_rename(source, target):  # the job's settings are recorded; its first shard cannot be
+        if pathlib.Path(target).name == RUN_FILE:
+            return replace(source, target)
+        raise not_permitted(target)
+
+    def refuse_removal(path, missing_ok=False):  # the folder turned read-only: no clean-up succeeds either
+        raise not_permitted(path)
+
+    monkeypatch.setattr(atomic_files.os, "replace", refuse_rename)
+    monkeypatch.setattr(pathlib.Path, "unlink", refuse_removal)
+    out = tmp_path / "out"
+    assert icc("score", "--model", "lite", "-i", captions, "--output-dir", out) == 2
+    err = capsys.readouterr().err
+    one_line_error(err, f"icc: error: {out / 'in.'}")
+    assert "Operation not permitted" in err and LOCK_FILE not in err and ".tmp" not in err
+
+
 def test_an_unwritable_output_or_output_dir_fails_before_any_work(captions, tmp_path, capsys):
     folder = _unwritable_folder()
     assert icc("score", "--model", "lite", "-i", captions, "-o", folder / "out.jsonl") == 2
@@ -538,6 +570,26 @@ def test_compressed_inputs_read_as_their_plain_text(tmp_path, capsys, fmt, suffi
     assert icc("score", "--model", "lite", "-i", packed, "-o", tmp_path / f"packed.{fmt}") == 0
     assert (tmp_path / f"packed.{fmt}").read_bytes() == (tmp_path / f"plain.{fmt}").read_bytes()
     capsys.readouterr()
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+@pytest.mark.parametrize("suffix", [".gz", ".bz2", ".xz", ".zst"])
+def test_damaged_compressed_input_stops_with_one_line(tmp_path, capsys, suffix, damage):
+    data = b"".join(b"a red car number %d on a street\n" % index for index in range(5_000))
+    packed = _compress(data, tmp_path / f"bad.txt{suffix}").read_bytes()
+    middle = len(packed) // 2
+    if damage == "truncated":
+        packed = packed[:middle]
+    else:
+        packed = packed[:middle] + bytes(byte ^ 0x5A for byte in packed[middle : middle + 64]) + packed[middle + 64 :]
+    source = tmp_path / f"bad.txt{suffix}"
+    source.write_bytes(packed)
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "lite", "--input", source, "--output", out) == 2
+    err = capsys.readouterr().err
+    one_line_error(err, f"icc: error: {source}: ")
+    assert "data is corrupt or cut short at compressed byte " in err
+    assert not out.exists()
 
 
 def test_compression_is_also_known_by_its_first_bytes(tmp_path):

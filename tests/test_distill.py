@@ -114,7 +114,7 @@ def test_a_masked_lm_backbone_starts_the_student_with_a_new_head(masked_lm_backb
         (lambda tensors: {**tensors, "qa_outputs.weight": torch.zeros(2, 32)}, r"1 unexpected weights \(qa_outputs"),
         (
             lambda tensors: {**tensors, "roberta.encoder.layer.1.output.dense.bias": torch.zeros(7)},
-            r"1 weights of the wrong shape \(roberta\.encoder\.layer\.1\.output\.dense\.bias\)",
+            r"1 weights of the wrong shape \(roberta\.encoder\.layer\.1\.output\.dense\.bias is 7 in the file, 32 in",
         ),
     ],
     ids=["missing", "unexpected", "reshaped"],

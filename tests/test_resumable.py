@@ -24,6 +24,7 @@ def test_a_resume_with_other_settings_is_a_one_line_error_naming_them(tmp_path):
     assert str(error.value) == f"{tmp_path} holds a run with different seed, rule; {ADVICE}"
 
 
+@pytest.mark.dtype
 def test_a_job_can_say_more_about_a_difference(tmp_path):
     bind_settings(tmp_path, {"dtype": "bf16"}, holds_work=False, advice=ADVICE)
 
@@ -52,3 +53,17 @@ def test_one_job_per_directory(tmp_path):
         with pytest.raises(UserInputError, match="another icc job is writing to"), locked(tmp_path / "out"):
             pass
     assert not (tmp_path / "out" / LOCK_FILE).exists()
+
+
+def test_a_lock_that_cannot_be_removed_never_hides_the_jobs_error(tmp_path, monkeypatch):
+    import pathlib
+
+    def refuse(path, missing_ok=False):
+        raise PermissionError(1, "Operation not permitted", str(path))
+
+    monkeypatch.setattr(pathlib.Path, "unlink", refuse)
+    with pytest.raises(OSError, match="No space left") as info, locked(tmp_path / "out"):
+        raise OSError(28, "No space left on device", str(tmp_path / "out" / "part.jsonl"))
+    assert info.value.filename == str(tmp_path / "out" / "part.jsonl")
+    with locked(tmp_path / "out"):  # a lock file left behind locks nothing
+        pass

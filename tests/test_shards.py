@@ -89,6 +89,7 @@ def test_cuts_fitted_over_pieces_equal_one_ranking_of_the_concatenation():
     assert np.concatenate([cut.mask(part) for cut, part in zip(cuts, shards, strict=True)]).sum() == n_valid
 
 
+@pytest.mark.dtype
 def test_sharded_filter_ranks_all_shards_together(tmp_path):
     pool = write_parquet_pool(tmp_path / "in", n_shards=3, rows=40)
     subset = tmp_path / "out" / "subset.npy"
@@ -350,6 +351,7 @@ def test_sigkill_mid_run_then_resume_is_byte_identical(tmp_path, rule, marker):
     assert summary["rows"] == n_shards * 4000
 
 
+@pytest.mark.dtype
 def test_datacomp_uids_round_trip(tmp_path):
     uids = [*make_uids(50, seed=9), "00000000000000000000000000000000", "ffffffffffffffffffffffffffffffff"]
     array, duplicates = datacomp.subset_array([datacomp.uids_to_array(uids[:30]), datacomp.uids_to_array(uids[20:])])

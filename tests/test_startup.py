@@ -61,6 +61,6 @@ def test_every_public_name_resolves():
         "missing = [name for name in modeling_icc.__all__ if getattr(modeling_icc, name, None) is None]\n"
         "print(missing)\n"
         "from modeling_icc import *\n"
-        "print(load_scorer('lite').model_id, ICCForConcreteness.__name__, DEFAULT_MODEL_ID)\n"
+        "print(load_scorer('lite').model_id, ICCForConcreteness.__name__, DEFAULT_MODEL_ID, PUBLISHED_MODEL_ID)\n"
     )
-    assert lines[-2:] == ["[]", "lite ICCForConcreteness moranyanuka/icc"]
+    assert lines[-2:] == ["[]", "lite ICCForConcreteness mini moranyanuka/icc"]

@@ -25,11 +25,14 @@ Tokenizer: all-MiniLM-L6-v2's WordPiece standing in for RoBERTa's BPE, from the 
 written by ``--prepare-tokenizer-dir DIR`` on a machine that has the package). Captions: CC3M validation
 captions copied with one word swapped per copy (``cc3m_copies.py``, mean 13 tokens).
 
-Packages: torch, transformers, numpy and pyarrow. Without ``diffusers`` the SD2 stages are skipped,
-without ``bert-score`` BERTScore, without Pillow BLIP-2 (each with its reason in the JSON). To measure
-them on a machine without those packages and without network, carry their wheels in the working tree
-(``pip download --no-deps diffusers bert-score -d wheels/`` here, then ``pip install --no-deps
---no-index wheels/*.whl`` there; bert-score also imports pandas and matplotlib).
+Packages: torch, transformers (at least the version ``pyproject.toml`` asks for: the teachers' configs
+use ``SubConfigSpec``, which transformers 5.17 lacks), numpy and pyarrow. Without ``diffusers`` the SD2
+stages are skipped, without ``bert-score`` BERTScore, without Pillow BLIP-2 (each with its reason in the
+JSON). To measure them on a machine without those packages and without network, carry their wheels in
+the working tree (``pip download --no-deps --only-binary=:all: --python-version 3.12 transformers==5.24.0
+diffusers bert-score importlib_metadata -d .whl/`` here, then ``pip install --no-deps --no-index
+.whl/*.whl`` there; bert-score also imports pandas and matplotlib). Run from the repository root with
+``PYTHONPATH=.`` where the package is not installed. On one H200 the whole run takes about 7 minutes.
 
     python benchmarks/speed/gpu_end_to_end.py --prepare-tokenizer-dir shared/minilm     # here, once
     python benchmarks/speed/gpu_end_to_end.py --tokenizer-dir shared/minilm              # on the GPU machine

@@ -3,26 +3,37 @@
 All logic lives here so that ``hub_cards/space/app.py`` stays a three-line launcher and
 tests drive the same functions with ``gradio_client`` and a real browser. Needs the
 ``space`` extra (gradio).
+
+A Space is public: it loads only the models its owner lists (:func:`model_choices`), and every
+request is held to the caps below before any scoring, so no visitor can probe the server's
+files or hold its CPU.
 """
 
 from __future__ import annotations
 
 import html
+import lzma
 import os
 import tempfile
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 import pandas as pd
 
-from ..curation.io.tables import TEXT_COLUMN, CaptionTable, infer_format, read_table, write_table
+from ..curation.io import compression
+from ..curation.io.tables import TEXT_COLUMN, CaptionTable, infer_format, iter_tables, read_table, write_table
 from ..curation.selection import KeepRule, keep_mask
 from ..scoring.base import ConcretenessScorer
 from ..scoring.load import (
     DEFAULT_MODEL_ID,
     LITE_MODEL_ID,
     MINI_MODEL_ID,
+    PUBLISHED_MODEL_ID,
     CheckpointError,
     ModelNotAvailableError,
     fallback_notices,
@@ -40,20 +51,41 @@ except ModuleNotFoundError as error:  # the demo is the one part of the package 
         raise
     raise ModuleNotFoundError(f"the ICC Space needs gradio: {GRADIO.command}", name="gradio") from error
 
+#: Largest upload gradio takes (bytes; refused while it arrives): a 1,000-row caption table is far
+#: smaller, even with other columns; larger files belong to `icc score`.
+MAX_UPLOAD_BYTES = 5_000_000
+#: Largest upload once decompressed (bytes; Parquet: its uncompressed data), read as a stream and
+#: stopped here: a small gzip file can expand a thousandfold.
+MAX_FILE_BYTES = 10_000_000
 #: Most captions scored per request: the demo is interactive; large files belong to `icc score`.
 MAX_ROWS = 1_000
-#: Captions whose words are coloured by contribution (explanations cost one pass per word).
+#: Longest caption read (characters), 4x CC3M's longest; a longer one is refused, not cut, since a cut
+#: caption would get a score for a text nobody wrote.
+MAX_CAPTION_CHARS = 1_000
+#: Most characters per request (the text box as sent; a file's captions): what one request may cost.
+MAX_REQUEST_CHARS = 100_000
+#: Captions whose words are coloured by contribution (students' occlusion costs one pass per word).
 HIGHLIGHT_ROWS = 10
+#: Bytes read at a time while an upload's decompressed size is counted.
+_READ_BLOCK = 1 << 20
 #: Bars drawn in the chart (the table holds every row).
 CHART_ROWS = 50
 ORDERS = ("input order", "most concrete first")
 MINI_CHOICE = "mini (MiniLM + heads, no download)"
 LITE_CHOICE = "lite (embedded, no download)"
-PUBLISHED_CHOICE = f"{DEFAULT_MODEL_ID} (published student; lite where it cannot be loaded)"
+PUBLISHED_CHOICE = f"{PUBLISHED_MODEL_ID} (published student; lite where it cannot be loaded)"
 #: The model the published choice falls back to (with a notice) where it cannot be loaded:
 #: lite, which starts at once and cannot fail to load.
 PUBLISHED_FALLBACK = LITE_MODEL_ID
-LOCAL_CHOICE = "local path"
+#: Model id -> its selector label, for the models a Space offers unless its owner lists others.
+MODEL_LABELS = {MINI_MODEL_ID: MINI_CHOICE, LITE_MODEL_ID: LITE_CHOICE, PUBLISHED_MODEL_ID: PUBLISHED_CHOICE}
+#: More models a Space offers after those (comma-separated Hub ids or server folders), set by its owner.
+MODELS_ENV = "ICC_SPACE_MODELS"
+#: The one answer to a model that is not offered: the same whatever was sent, so it tells nothing of the server.
+REFUSED_MODEL = "That model is not offered here: choose one from the model list."
+_USE_THE_CLI = "For large files use the command line: `icc score --input FILE --output scored.csv`."
+#: The selector's initial choice: the package's default model (mini, no download).
+DEFAULT_CHOICE = MODEL_LABELS[DEFAULT_MODEL_ID]
 TABLE_HEADERS = ["#", "ICC", "kept", "caption"]
 
 
@@ -74,66 +106,160 @@ class ScoredRows:
 
 
 def captions_from_text(text: str | None) -> CaptionTable:
-    """One caption per non-blank line of the paste box."""
-    lines = [line for line in (text or "").splitlines() if line.strip()]
+    """One caption per non-blank line of the paste box, within the request's caps."""
+    text = text or ""
+    if len(text) > MAX_REQUEST_CHARS:
+        raise UserInputError(
+            f"{len(text):,} characters in the text box: the demo reads at most {MAX_REQUEST_CHARS:,} "
+            f"characters per request. {_USE_THE_CLI}"
+        )
+    lines = [line for line in text.splitlines() if line.strip()]
     if not lines:
         raise UserInputError("Nothing to score: paste captions (one per line) or upload a CSV/JSONL file.")
-    _check_size(len(lines), "lines pasted")
+    if len(lines) > MAX_ROWS:
+        raise _too_many_rows(f"{len(lines):,} lines pasted")
+    _check_captions(lines, "caption {}")
     return CaptionTable(
         "txt", TEXT_COLUMN, lines, records=[{TEXT_COLUMN: line} for line in lines], fieldnames=[TEXT_COLUMN]
     )
 
 
 def captions_from_file(path: str | os.PathLike, column: str = TEXT_COLUMN) -> CaptionTable:
-    """Captions of an uploaded CSV/TSV/JSONL/TXT/Parquet file, other columns kept for the download."""
-    name = Path(path).name
-    try:
-        table = read_table(path, infer_format(path), column=column or TEXT_COLUMN)
-    except UserInputError as error:
-        # The upload sits under a temporary path; the user knows it by its name.
-        reason = str(error).replace(f"{os.fspath(path)}: ", "").replace(os.fspath(path), name)
-        raise UserInputError(f"Could not read {name}: {reason}") from None
+    """Captions of an uploaded CSV/TSV/JSONL/TXT/Parquet file, other columns kept for the download.
+
+    Its decompressed size and its rows are checked while it is read as a stream, before it is read
+    whole: a small upload can hold gigabytes of text or millions of rows.
+    """
+    path, name, column = Path(path), Path(path).name, column or TEXT_COLUMN
+    with _reading(path, name):
+        fmt = infer_format(path)
+    _check_upload(path, fmt, column, name)
+    with _reading(path, name):
+        table = read_table(path, fmt, column=column)
     if len(table) == 0:
         raise UserInputError(f"{name} holds no rows.")
-    _check_size(len(table), f"rows in {name}")
+    _check_captions(["" if caption is None else str(caption) for caption in table.captions], f"row {{}} of {name}")
     return table
 
 
-def _check_size(n: int, what: str) -> None:
-    if n > MAX_ROWS:
+def _check_upload(path: Path, fmt: str, column: str, name: str) -> None:
+    """Refuse an upload over :data:`MAX_FILE_BYTES` decompressed or :data:`MAX_ROWS` rows, reading no further."""
+    with _reading(path, name):
+        unpacked = _unpacked_bytes(path, fmt)
+    if unpacked > MAX_FILE_BYTES:
         raise UserInputError(
-            f"{n:,} {what}: the demo scores at most {MAX_ROWS:,} captions at a time. "
-            "For large files use the command line: `icc score --input FILE --output scored.csv`."
+            f"{name} holds more than {_megabytes(MAX_FILE_BYTES)} once decompressed: the demo reads at most "
+            f"that much. {_USE_THE_CLI}"
+        )
+    with _reading(path, name):
+        rows = _rows_up_to(path, fmt, column, MAX_ROWS + 1)
+    if rows > MAX_ROWS:
+        raise _too_many_rows(f"more than {MAX_ROWS:,} rows in {name}")
+
+
+@contextmanager
+def _reading(path: Path, name: str) -> Iterator[None]:
+    """Read errors name the upload as the user knows it, not by its temporary path."""
+    try:
+        yield
+    except UserInputError as error:
+        reason = str(error).replace(f"{os.fspath(path)}: ", "").replace(os.fspath(path), name)
+        raise UserInputError(f"Could not read {name}: {reason}") from None
+
+
+def _unpacked_bytes(path: Path, fmt: str) -> int:
+    """The upload's decompressed size, counted no further than just past :data:`MAX_FILE_BYTES`."""
+    if fmt == "parquet":
+        return _parquet_bytes(path)
+    counted = 0
+    with path.open("rb") as raw, compression.decompressed(raw) as stream:
+        while counted <= MAX_FILE_BYTES and (block := _read_block(stream)):
+            counted += len(block)
+    return counted
+
+
+def _read_block(stream: BinaryIO) -> bytes:
+    try:
+        return stream.read(_READ_BLOCK)
+    except (EOFError, OSError, ValueError, zlib.error, lzma.LZMAError) as error:  # zstd: ArrowInvalid, a ValueError
+        raise UserInputError(f"its compressed data is damaged ({error})") from None
+
+
+def _parquet_bytes(path: Path) -> int:
+    """A Parquet file's uncompressed size from its footer (0 where it has none: the reader says why)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        metadata = pq.read_metadata(path)
+    except (pa.ArrowException, OSError):
+        return 0
+    return sum(metadata.row_group(index).total_byte_size for index in range(metadata.num_row_groups))
+
+
+def _rows_up_to(path: Path, fmt: str, column: str, limit: int) -> int:
+    """The upload's rows, counted no further than ``limit``: a file of a million rows is not read whole."""
+    counted = 0
+    with closing(iter_tables(path, fmt, column, rows=limit)) as tables:
+        for table in tables:
+            counted += len(table)
+            if counted >= limit:
+                break
+    return counted
+
+
+def _megabytes(n_bytes: int) -> str:
+    return f"{n_bytes / 1_000_000:g} MB"
+
+
+def _too_many_rows(what: str) -> UserInputError:
+    return UserInputError(f"{what}: the demo scores at most {MAX_ROWS:,} captions at a time. {_USE_THE_CLI}")
+
+
+def _check_captions(captions: list[str], where: str) -> None:
+    """Refuse a request with a caption over :data:`MAX_CAPTION_CHARS` or over :data:`MAX_REQUEST_CHARS` in all."""
+    for number, caption in enumerate(captions, start=1):
+        if len(caption) > MAX_CAPTION_CHARS:
+            raise UserInputError(
+                f"{where.format(number)} has {len(caption):,} characters: the demo reads captions of at most "
+                f"{MAX_CAPTION_CHARS:,} characters (longer ones are refused, not cut). {_USE_THE_CLI}"
+            )
+    total = sum(map(len, captions))
+    if total > MAX_REQUEST_CHARS:
+        raise UserInputError(
+            f"{total:,} characters of captions: the demo reads at most {MAX_REQUEST_CHARS:,} characters per "
+            f"request. {_USE_THE_CLI}"
         )
 
 
-def model_choices(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Selector label -> model id: the published student, the zero-download models, ``extra``, a local path."""
-    return {
-        PUBLISHED_CHOICE: DEFAULT_MODEL_ID,
-        MINI_CHOICE: MINI_MODEL_ID,
-        LITE_CHOICE: LITE_MODEL_ID,
-        **(extra or {}),
-        LOCAL_CHOICE: "",
-    }
+def model_choices(models: Mapping[str, str] | Iterable[str] | None = None) -> dict[str, str]:
+    """Selector label -> model id: the models a Space offers, and the only ones it loads.
+
+    ``models`` is the owner's list: model ids (Hub ids, ``"mini"``, ``"lite"``, server folders) or
+    label -> id. Without it: mini, lite and the published student, then the ids in :data:`MODELS_ENV`.
+    """
+    if models is None:
+        extra = [entry.strip() for entry in os.environ.get(MODELS_ENV, "").split(",") if entry.strip()]
+        models = [*MODEL_LABELS, *extra]
+    choices = dict(models) if isinstance(models, Mapping) else {MODEL_LABELS.get(m, m): m for m in models}
+    if not choices:
+        raise ValueError("a Space offers at least one model")
+    return choices
 
 
-def resolve_model(choice: str, local_path: str | None, choices: dict[str, str]) -> str:
-    if choice == LOCAL_CHOICE:
-        path = (local_path or "").strip()
-        if not path:
-            raise UserInputError("Type the folder of a saved ICC student in 'local path'.")
-        if not Path(path).expanduser().is_dir():
-            raise UserInputError(f"No such folder: {path}")
-        return path
-    if choice not in choices:
-        raise UserInputError(f"Unknown model {choice!r}; choose one of: {', '.join(choices)}")
+def resolve_model(choice: object, choices: Mapping[str, str]) -> str:
+    """The model id of a listed ``choice``; any other value, whatever it names, gets :data:`REFUSED_MODEL`.
+
+    Checked here, not only by the selector: a client can send any value through the API.
+    """
+    if not isinstance(choice, str) or choice not in choices:
+        raise UserInputError(REFUSED_MODEL)
     return choices[choice]
 
 
 def score_table_rows(table: CaptionTable, model_id: str, source: str) -> ScoredRows:
     """Score with ``model_id`` (the published student falls back to lite, with a notice, where it cannot load)."""
-    fallback = PUBLISHED_FALLBACK if model_id == DEFAULT_MODEL_ID else None
+    fallback = PUBLISHED_FALLBACK if model_id == PUBLISHED_MODEL_ID else None
     with fallback_notices() as notices:
         scorer = load_scorer(model_id, fallback=fallback, cache=True)
     return ScoredRows(table, scorer.score(table.captions, errors="nan"), scorer.model_id, source, " ".join(notices))
@@ -222,14 +348,40 @@ def _error(message: str) -> str:
     return f"⚠️ **{message}**"
 
 
-def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
-    """The Gradio Blocks app; ``extra_models`` adds selector entries (label -> Hub id or folder)."""
-    choices = model_choices(extra_models)
+def limits_markdown(uploads: bool = True) -> str:
+    """The caps, stated on the page: a visitor should not learn them from a refusal."""
+    limits = (
+        f"Limits per request: at most {MAX_ROWS:,} captions, {MAX_CAPTION_CHARS:,} characters per caption "
+        f"(a longer caption is refused, not cut) and {MAX_REQUEST_CHARS:,} characters in all"
+    )
+    if uploads:
+        limits += (
+            f"; uploads up to {_megabytes(MAX_UPLOAD_BYTES)}, {_megabytes(MAX_FILE_BYTES)} once "
+            f"decompressed. Word contributions: the first {HIGHLIGHT_ROWS} rows of the table (at most "
+            f"{HIGHLIGHT_ROWS * MAX_CAPTION_CHARS:,} characters)"
+        )
+    return limits + ". Larger jobs: `icc score` on your own machine."
+
+
+def launch_space(demo: gr.Blocks, **options) -> tuple:
+    """``demo.launch(**options)`` with :data:`MAX_UPLOAD_BYTES`: gradio refuses a larger upload as it arrives."""
+    return demo.launch(max_file_size=MAX_UPLOAD_BYTES, **options)
+
+
+def _initial(choices: Mapping[str, str], preferred: str) -> str:
+    """``preferred`` if the owner listed it, else the first listed choice."""
+    return preferred if preferred in choices else next(iter(choices))
+
+
+def build_demo(models: Mapping[str, str] | Iterable[str] | None = None) -> gr.Blocks:
+    """The Gradio Blocks app, offering ``models`` only (see :func:`model_choices`; default: mini, lite,
+    the published student and those in :data:`MODELS_ENV`). Serve it with :func:`launch_space`."""
+    choices = model_choices(models)
     examples = paper_examples()
 
-    def score(text, upload, choice, local_path, column, order, threshold):
+    def score(text, upload, choice, column, order, threshold):
         try:
-            model_id = resolve_model(choice, local_path, choices)
+            model_id = resolve_model(choice, choices)
             if upload:
                 table, source = captions_from_file(upload, column), f"`{Path(upload).name}`"
             else:
@@ -272,18 +424,21 @@ def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
                     elem_id="icc-captions",
                 )
                 upload = gr.File(
-                    label=f"…or upload CSV / TSV / JSONL / Parquet (≤ {MAX_ROWS:,} rows; used instead of the box)",
+                    label=f"…or upload CSV / TSV / JSONL / Parquet (≤ {MAX_ROWS:,} rows, "
+                    f"≤ {_megabytes(MAX_UPLOAD_BYTES)}; used instead of the box)",
                     file_types=[".csv", ".tsv", ".jsonl", ".json", ".txt", ".parquet"],
                     elem_id="icc-upload",
                 )
                 column = gr.Textbox(value=TEXT_COLUMN, label="caption column (files)", max_lines=1)
             with gr.Column(scale=2):
-                choice = gr.Dropdown(list(choices), value=PUBLISHED_CHOICE, label="model", elem_id="icc-model")
-                local_path = gr.Textbox(label="local path (folder of a saved student)", max_lines=1)
+                choice = gr.Dropdown(
+                    list(choices), value=_initial(choices, DEFAULT_CHOICE), label="model", elem_id="icc-model"
+                )
                 order = gr.Radio(list(ORDERS), value=ORDERS[0], label="table order")
                 threshold = gr.Slider(0.0, 1.0, value=0.5, step=0.01, label="keep threshold (ICC ≥)")
                 button = gr.Button("Score", variant="primary", elem_id="icc-score-button")
                 paste_all = gr.Button("Paste all paper examples", size="sm")
+        gr.Markdown(limits_markdown(), elem_id="icc-limits")
         gr.Examples(
             [[row["caption"]] for row in examples],
             inputs=[text],
@@ -310,7 +465,7 @@ def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
 
         button.click(
             score,
-            [text, upload, choice, local_path, column, order, threshold],
+            [text, upload, choice, column, order, threshold],
             [status, table, chart, highlights, download, state],
             api_name="score",
         )
@@ -326,18 +481,21 @@ def build_demo(extra_models: dict[str, str] | None = None) -> gr.Blocks:
     return demo
 
 
-def build_metric_demo(measurement) -> gr.Blocks:
+def build_metric_demo(measurement, models: Mapping[str, str] | Iterable[str] | None = None) -> gr.Blocks:
     """The evaluate module's own Space: captions in, the measurement's JSON out.
 
     ``measurement`` is the loaded ``evaluate`` module (evaluate's built-in widget does
-    not run on current Gradio, hence this small app).
+    not run on current Gradio, hence this small app); ``models`` as for :func:`build_demo`,
+    offered by model id. Serve it with :func:`launch_space`.
     """
+    offered = {model_id: model_id for model_id in model_choices(models).values()}
 
     def compute(text, model_id, aggregation, threshold):
         try:
+            chosen = resolve_model(model_id, offered)
             return measurement.compute(
                 predictions=captions_from_text(text).captions,  # blank lines dropped: no NaN for JSON
-                model_id=model_id.strip() or None,  # empty: the model the module was loaded with
+                model_id=chosen,
                 aggregation=None if aggregation == "none" else aggregation,
                 threshold=threshold,
             )
@@ -348,12 +506,11 @@ def build_metric_demo(measurement) -> gr.Blocks:
         gr.Markdown(
             "# ICC measurement (`evaluate`)\n"
             '`evaluate.load("<this Space>", "lite").compute(predictions=captions, aggregation="all")`; '
-            f"without a configuration name the module scores with `{DEFAULT_MODEL_ID}`."
+            f"without a configuration name the module scores with `{DEFAULT_MODEL_ID}`.\n\n"
+            + limits_markdown(uploads=False)
         )
         text = gr.Textbox(label="predictions (one caption per line)", lines=6)
-        model_id = gr.Textbox(
-            value=LITE_MODEL_ID, label=f"model_id (lite, a Hub id; empty: the module's model, {DEFAULT_MODEL_ID})"
-        )
+        model_id = gr.Dropdown(list(offered), value=_initial(offered, LITE_MODEL_ID), label="model_id")
         aggregation = gr.Radio(["none", "mean", "median", "quantiles", "all"], value="all", label="aggregation")
         threshold = gr.Slider(0.0, 1.0, value=0.5, step=0.01, label="threshold (kept_fraction)")
         output = gr.JSON(label="result")

@@ -29,7 +29,14 @@ from ..curation.io.readers import check_input_file
 from ..curation.io.table import TEXT_COLUMN
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
-from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, fallback_notices, load_scorer
+from ..scoring.load import (
+    DEFAULT_MODEL_ID,
+    LITE_MODEL_ID,
+    MINI_MODEL_ID,
+    PUBLISHED_MODEL_ID,
+    fallback_notices,
+    load_scorer,
+)
 from ..utils.errors import UserInputError
 
 if TYPE_CHECKING:
@@ -51,8 +58,9 @@ def add_model_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--model",
         default=None,
-        help=f"Hub id, local directory, or a model shipped in the package (no download): '{MINI_MODEL_ID}' or "
-        f"'{LITE_MODEL_ID}' (default: {DEFAULT_MODEL_ID})",
+        help=f"a model shipped in the package (no download): '{MINI_MODEL_ID}' or '{LITE_MODEL_ID}'; a Hub id "
+        f"(the published student: {PUBLISHED_MODEL_ID}, downloaded once) or a local directory "
+        f"(default: {DEFAULT_MODEL_ID})",
     )
     group.add_argument(
         "--fallback",

@@ -10,6 +10,7 @@ import sys
 from rich.text import Text
 
 from ..scoring.explanation import Explanation
+from ..scoring.inputs import has_content
 from ..utils.errors import UserInputError
 from .common import add_model_options, open_scorer
 from .display import PipeConsole
@@ -21,9 +22,8 @@ DESCRIPTION = (
     "score when each word is removed (one extra forward pass per word, batched)."
 )
 EXAMPLES = """examples:
-  icc explain "a man with a white shirt" "a great method of quantifying concreteness"
-  icc explain --model lite --json "How To Create A Social Media Strategy In 5 Easy Steps"
-  icc explain --model mini "a man with a white shirt"                  # exact per-word terms, contextual
+  icc explain "a man with a white shirt" "a great method of quantifying concreteness"   # mini: exact, contextual
+  icc explain --model lite --json "How To Create A Social Media Strategy In 5 Easy Steps"   # lite: words and cues
   icc explain --model path/to/student "a cat on a counter"     # occlusion: one pass per word
 """
 
@@ -36,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if any(not text.strip() for text in args.texts):
+    if any(not has_content(text) for text in args.texts):
         raise UserInputError("cannot explain a blank caption")
     scorer = open_scorer(args)
     explanations = scorer.explain_many(list(args.texts))

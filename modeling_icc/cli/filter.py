@@ -33,7 +33,7 @@ DESCRIPTION = (
 EXAMPLES = """examples:
   icc filter --input captions.csv --output concrete.csv --threshold 0.5
   icc filter --input pool.parquet --column TEXT --output top.parquet --top-fraction 0.3
-  icc filter --model mini --input captions.txt --output best.jsonl --top-k 1000
+  icc filter --model lite --input captions.txt --output best.jsonl --top-k 1000
   icc filter --input 'pool/*.parquet' --column text --output-dir kept/ --top-fraction 0.3 --workers 2 \\
       --clip-column clip_l14_similarity_score --clip-threshold 0.28 --datacomp-subset kept/subset.npy
   icc filter --input shards/{00000..00099}.tar --output-dir kept/ --threshold 0.5   # re-run to resume

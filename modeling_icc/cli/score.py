@@ -30,7 +30,7 @@ DESCRIPTION = (
 )
 EXAMPLES = """examples:
   icc score "a man with a white shirt" "a great method of quantifying concreteness"
-  icc score --model mini --input captions.txt --output scored.jsonl   # zero-download (lite: fastest)
+  icc score --model lite --input captions.txt --output scored.jsonl   # lite: fastest; like mini, no download
   icc score --input pool.parquet --column TEXT --output pool.scored.parquet --batch-size 512
   cat captions.txt | icc score --input - > scored.tsv   # caption, icc_score, icc_model (with a header)
   icc score --input 'pool/*.parquet' --output-dir scored/ --workers 2   # re-run to resume

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 from huggingface_hub import DatasetCard, DatasetCardData, EvalResult, ModelCard, ModelCardData
 
 from ..evaluation.data import PUBLISHED
-from ..scoring.load import DEFAULT_MODEL_ID
+from ..scoring.load import PUBLISHED_MODEL_ID
 from ..training.distillation.dataset_card import size_category, teacher_lines
 from ..training.distillation.distill import DistillConfig, StudentTrainingArguments
 from ..utils.citation import CITATION, PAPER_URL
@@ -54,7 +54,7 @@ BENCHMARK_COLUMNS = {
     "sample_id": ("string", "LAION-400M sample id"),
     "caption": ("string", "the web caption"),
     "concreteness_annotation": ("int64", "human label, 0 (highly abstract) to 3 (highly concrete)"),
-    "icc_score": ("float64", f"raw output of the published ICC model ({DEFAULT_MODEL_ID}) as released; can exceed 1"),
+    "icc_score": ("float64", f"raw output of the published ICC model ({PUBLISHED_MODEL_ID}) as released; can exceed 1"),
     "frozen_partition": ("bool", "in the frozen internal test partition (see below)"),
 }
 #: The functions that rebuild each norm benchmark from the norms (``modeling_icc.evaluation.data``).
@@ -270,7 +270,7 @@ def published_student_card(
         card_data,
         template_str=_template("published_student_card.md"),
         model_name=repo_id.split("/")[-1],
-        published=DEFAULT_MODEL_ID,
+        published=PUBLISHED_MODEL_ID,
         usage=student_usage(repo_id, metric_repo_id),
         n=own_rows[0].n,
         benchmark_dataset=benchmark_dataset,
@@ -450,7 +450,7 @@ def benchmark_dataset_card(repo_id: str, bench: BenchResults | None = None) -> D
         n_frozen=sum(row["frozen_partition"] for row in rows),
         frozen_file=FROZEN_PARTITION_FILE,
         frozen_header=[line.lstrip("# ") for line in header if line.startswith("#")],
-        published=DEFAULT_MODEL_ID,
+        published=PUBLISHED_MODEL_ID,
         norm_benchmarks=norm_benchmarks,
         norm_sources=_norm_sources("lite", BENCHMARK_NORMS),
         results_tables=results_tables(bench, bench.rows) if bench else "",

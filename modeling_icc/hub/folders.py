@@ -12,7 +12,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
-from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, ZERO_DOWNLOAD_MODELS
+from ..scoring.load import LITE_MODEL_ID, MINI_MODEL_ID, PUBLISHED_MODEL_ID, ZERO_DOWNLOAD_MODELS
 from ..utils.atomic_files import write_bytes, write_text
 from ..utils.errors import UserInputError
 from .cards import (
@@ -111,15 +111,15 @@ def weights_note(repo_id: str) -> str:
     return (
         "# Adding the weights\n\n"
         f"This folder holds what `icc push` uploads to `{repo_id}` except the weights and the tokenizer,\n"
-        f"which are not in this repository: they are those of `{DEFAULT_MODEL_ID}`. Where the Hub is reachable:\n\n"
+        f"which are not in this repository: they are those of `{PUBLISHED_MODEL_ID}`. Where the Hub is reachable:\n\n"
         "```bash\n"
-        f"hf download {DEFAULT_MODEL_ID}\n"
-        f"icc convert --model {DEFAULT_MODEL_ID} --output {converted} --card {card}\n"
+        f"hf download {PUBLISHED_MODEL_ID}\n"
+        f"icc convert --model {PUBLISHED_MODEL_ID} --output {converted} --card {card}\n"
         f"icc push --kind model --repo-id {repo_id} --model {converted}\n"
         "```\n\n"
         "`icc convert` writes safetensors, this config and code, and the tokenizer, and checks that the\n"
         "converted model (loaded by `icc` and by `transformers` with `trust_remote_code=True` alone) gives\n"
-        f"the raw scores of `{DEFAULT_MODEL_ID}`. A download that holds only pickle weights\n"
+        f"the raw scores of `{PUBLISHED_MODEL_ID}`. A download that holds only pickle weights\n"
         "(`pytorch_model.bin`) is refused with the one-line command that converts it.\n"
     )
 

@@ -26,7 +26,8 @@ from ..scoring.load import (
 
 #: Accepted values of ``aggregation``; "all" means mean, median, std and quantiles.
 AGGREGATIONS = ("mean", "median", "quantiles", "all")
-#: The ``config_name`` evaluate gives a module loaded without one: the published student.
+#: The ``config_name`` evaluate gives a module loaded without one: it scores with the package's
+#: default model (:data:`~modeling_icc.scoring.load.DEFAULT_MODEL_ID`, mini), as ``load_scorer()`` does.
 DEFAULT_CONFIG = "default"
 
 
@@ -52,8 +53,10 @@ def module_script(folder: str | Path) -> Path:
 
 def model_for_config(config_name: str) -> str:
     """The model an ``evaluate.load(module, config_name)`` scores with, as evaluate's model-based
-    modules (e.g. toxicity) choose theirs: ``"default"`` is the published student, any other
-    name is passed to :func:`load_scorer` (``"lite"``, another zero-download model, a Hub id).
+    modules (e.g. toxicity) choose theirs: ``"default"`` is the package's default model (mini,
+    which ships in the package, so the module loaded without a name scores offline); any other
+    name is passed to :func:`load_scorer` (``"lite"``, ``"mini"``, a Hub id such as the published
+    student's).
 
     Local folders are refused here (evaluate builds a cache path from the config name); pass
     them per call as ``compute(..., model_id=FOLDER)``.
@@ -62,7 +65,7 @@ def model_for_config(config_name: str) -> str:
         return DEFAULT_MODEL_ID
     if not looks_like_hub_id(config_name):
         raise ValueError(
-            f"config_name {config_name!r} is not a model name: use {DEFAULT_CONFIG!r} (the published student), "
+            f"config_name {config_name!r} is not a model name: use {DEFAULT_CONFIG!r} ({DEFAULT_MODEL_ID}), "
             f"{offline_alternatives()} (shipped in the package) or a Hub id; pass a local folder as "
             "compute(..., model_id=FOLDER)"
         )
@@ -103,8 +106,9 @@ def compute_icc(
     captions; ``threshold`` adds ``kept_fraction``, the share of all captions a
     ``score >= threshold`` filter keeps (NaN rows are never kept).
 
-    ``model_id=None`` means the published student. The model is never switched: one that
-    cannot be loaded here raises :class:`ModelNotAvailableError` naming the offline models.
+    ``model_id=None`` means the package's default model (:data:`DEFAULT_MODEL_ID`, mini). The model
+    is never switched: one that cannot be loaded here raises :class:`ModelNotAvailableError` naming the
+    offline models.
     """
     if aggregation is not None and aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")

@@ -15,8 +15,8 @@ class ConcretenessScorer(ABC):
     """Scores captions for visual concreteness.
 
     ``score(texts)`` returns one float32 per caption, in input order, in [0, 1]
-    (higher = more concrete). Blank captions give NaN; ``None`` or non-strings
-    raise ``TypeError`` unless ``errors="nan"``; so does a container that is not an
+    (higher = more concrete). Blank captions (nothing visible, :func:`~.inputs.has_content`) give NaN;
+    ``None`` or non-strings raise ``TypeError`` unless ``errors="nan"``; so does a container that is not an
     ordered list of captions (a single string, bytes, a dict, a set). Repeated captions are scored once
     and share one score.
     """

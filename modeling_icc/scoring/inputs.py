@@ -4,25 +4,30 @@ The documented contract: the captions come in an ordered, one-dimensional
 container (list, tuple, NumPy array, pandas Series, Arrow array, generator);
 a single string, bytes, a mapping, a set or a table raises ``TypeError``.
 ``None`` or a non-string item raises ``TypeError`` naming its index (or
-becomes NaN with ``errors="nan"``); empty and whitespace-only captions score
+becomes NaN with ``errors="nan"``); captions with nothing visible (empty, or only
+whitespace, invisible format characters and controls: :func:`has_content`) score
 NaN, which every filter drops.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping, Set
 from typing import Literal
 
 import numpy as np
 
 ErrorMode = Literal["raise", "nan"]
+#: Unicode categories of characters that show nothing: format characters (Cf: zero-width spaces and joiners,
+#: the byte order mark, soft hyphens, ...) and controls (Cc: NUL, ...).
+INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
 
 
 def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple[list[str], np.ndarray]:
     """Split ``texts`` into the captions to score and a mask of which positions they fill.
 
-    Returns ``(valid_texts, valid_mask)``: ``valid_texts`` are the non-blank
-    strings in input order; ``valid_mask[i]`` says whether position ``i`` is one.
+    Returns ``(valid_texts, valid_mask)``: ``valid_texts`` are the strings with
+    content (:func:`has_content`) in input order; ``valid_mask[i]`` says whether position ``i`` is one.
     """
     if errors not in ("raise", "nan"):
         raise ValueError(f"errors must be 'raise' or 'nan', got {errors!r}")
@@ -37,10 +42,21 @@ def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple
                     "(pass errors='nan' to score such items as NaN)"
                 )
             continue
-        if item.strip():
+        if has_content(item):
             mask[index] = True
             valid.append(item)
     return valid, mask
+
+
+def has_content(text: str) -> bool:
+    """Whether ``text`` shows anything: a character that is not whitespace, a format character or a control.
+
+    Text without one has no words for any model to read, yet would get a constant score from each (the
+    score of an empty input); it is blank, like the empty string. Every scorer decides it here.
+    """
+    if text.isprintable():  # the common case, at C speed: no control or format character, no space but " "
+        return bool(text.strip())
+    return any(not char.isspace() and unicodedata.category(char) not in INVISIBLE_CATEGORIES for char in text)
 
 
 def caption_list(texts: object) -> list:

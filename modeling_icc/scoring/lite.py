@@ -13,7 +13,7 @@ from ..utils.caption_text import normalize_caption
 from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
-from .inputs import caption_list
+from .inputs import caption_list, has_content
 
 _DESCRIPTIONS = {feature.name: feature.description for feature in FEATURES}
 #: Features explained relative to their mean on the fitting data (so a typical value contributes ~0);
@@ -60,7 +60,7 @@ class LiteScorer(ConcretenessScorer):
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
-        if not text.strip():
+        if not has_content(text):
             return Explanation(
                 [], features=[], bias=None, total=math.nan, score=math.nan, method="lite-linear", model_id=self.model_id
             )

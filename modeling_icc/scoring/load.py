@@ -17,7 +17,16 @@ from urllib.parse import urlparse
 from huggingface_hub import constants as hf_constants
 from huggingface_hub.utils import HFValidationError, validate_repo_id
 
-from ..utils.checkpoints import load_complete
+from ..utils.checkpoints import (
+    CODE_MAP_FILES,
+    SAFE_WEIGHTS,
+    SAFE_WEIGHTS_INDEX,
+    load_complete,
+    refuse_remote_code,
+    require_finite,
+    require_fit,
+    safetensors_files,
+)
 from ..utils.errors import CheckpointError
 from .base import ConcretenessScorer
 from .lite import LiteScorer
@@ -26,12 +35,17 @@ if TYPE_CHECKING:  # torch and transformers are imported only when a neural mode
     import torch
     from transformers import PreTrainedTokenizerBase
 
+    from ..models.icc.configuration_icc import ICCConfig
     from ..models.icc.modeling_icc import ICCForConcreteness
 
-#: The published ICC student (Yanuka et al., 2024): DistilRoBERTa regression.
-DEFAULT_MODEL_ID = "moranyanuka/icc"
+#: The published ICC student (Yanuka et al., 2024): DistilRoBERTa regression, on the Hub (a download).
+PUBLISHED_MODEL_ID = "moranyanuka/icc"
 LITE_MODEL_ID = "lite"
 MINI_MODEL_ID = "mini"
+#: The model used wherever the caller names none (``load_scorer()``, the ``icc`` commands without
+#: ``--model``, the data engines, the Space, the ``evaluate`` module): mini, which ships in the
+#: package and works offline. The published student is used only by name (:data:`PUBLISHED_MODEL_ID`).
+DEFAULT_MODEL_ID = MINI_MODEL_ID
 #: A scorer's per-call settings: not part of a cached model's identity (each call gets a copy with its own).
 BATCH_SETTINGS = ("batch_size", "max_batch_tokens", "progress", "tokenize_workers")
 
@@ -53,6 +67,18 @@ ZERO_DOWNLOAD_MODELS: dict[str, Callable[..., ConcretenessScorer]] = {
 PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 #: What functions that take a model accept: anything :func:`load_scorer` loads, or a ready scorer.
 ModelSpec = str | os.PathLike | ConcretenessScorer | None
+#: The files of a Hub student checked before it loads: those that can ask for code, and the weights.
+STUDENT_CHECK_FILES = (*CODE_MAP_FILES, SAFE_WEIGHTS, SAFE_WEIGHTS_INDEX, "model-*.safetensors")
+#: Config fields that size the student's network: each must be a positive whole number.
+SIZE_FIELDS = (
+    "vocab_size",
+    "hidden_size",
+    "num_hidden_layers",
+    "num_attention_heads",
+    "intermediate_size",
+    "max_position_embeddings",
+    "type_vocab_size",
+)
 
 
 def named_model_id(model: ModelSpec) -> str | None:
@@ -104,14 +130,15 @@ def load_scorer(
 ) -> ConcretenessScorer:
     """Load a concreteness scorer.
 
-    ``name_or_path``: a Hub id (default: the published ``moranyanuka/icc``), a local
-    directory with a saved student (ours or the published RoBERTa format), the name of a
-    model shipped in the package (:data:`ZERO_DOWNLOAD_MODELS`: ``"mini"``, the pip-shipped MiniLM
-    with the package's heads, and ``"lite"``, pure Python), or a ready
-    :class:`ConcretenessScorer`, returned as is (so functions that take a model take either).
+    ``name_or_path``: the name of a model shipped in the package (:data:`ZERO_DOWNLOAD_MODELS`:
+    ``"mini"``, the pip-shipped MiniLM with the package's heads, and ``"lite"``, pure Python), a Hub
+    id (such as the published student, :data:`PUBLISHED_MODEL_ID`), a local directory with a saved
+    student (ours or the published RoBERTa format), or a ready :class:`ConcretenessScorer`, returned
+    as is (so functions that take a model take either). ``None`` (the default) is
+    :data:`DEFAULT_MODEL_ID`, mini: no download, so it loads offline.
     ``device`` defaults to CUDA when present; ``dtype`` to bf16 on GPUs and on CPUs with
     native bf16 (AMX, AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``).
-    Weights are read from safetensors only.
+    Weights are read from safetensors only, and no code shipped with a checkpoint ever runs.
 
     ``fallback``: a model to load instead when ``name_or_path`` is not available here
     (:class:`ModelNotAvailableError`: not on disk, not in the HF cache, Hub unreachable);
@@ -252,7 +279,7 @@ def _zero_download_repository(name: str, **options) -> ConcretenessScorer | None
         if folder is None or not mini.is_mini_folder(folder):
             raise CheckpointError(f"the mini repository {name!r} lacks its heads file or config.json")
         model, base = mini.load_folder(folder, local_files_only=offline)
-        scorer = MiniScorer(model, AutoTokenizer.from_pretrained(str(base)), **options)
+        scorer = MiniScorer(model, AutoTokenizer.from_pretrained(str(base), trust_remote_code=False), **options)
     else:
         return None
     scorer.model_id = name
@@ -371,22 +398,39 @@ def check_model_directory(path: Path, name: str) -> None:
 def _load_student(
     source: str, name: str, dtype: torch.dtype, *, local_files_only: bool
 ) -> tuple[ICCForConcreteness, PreTrainedTokenizerBase]:
+    """The student and its tokenizer, refused as cheaply as possible when they cannot score: no code of
+    the checkpoint runs (:func:`refuse_remote_code`; our own ``auto_map`` is allowed, as we load our
+    classes), the config must size a network (:func:`_student_config`) whose weights the file's headers
+    hold (:func:`require_fit`) before any weight is allocated, and no loaded weight may be NaN or
+    infinite (:func:`require_finite`)."""
     from safetensors import SafetensorError
     from transformers import AutoTokenizer
 
+    from ..models.icc.configuration_icc import AUTO_MAP
     from ..models.icc.modeling_icc import ICCForConcreteness
 
     try:
-        tokenizer = AutoTokenizer.from_pretrained(source, use_fast=True, local_files_only=local_files_only)
+        folder = _student_folder(source, local_files_only)
+        if folder is not None:
+            refuse_remote_code(folder, name, allowed=AUTO_MAP)
+        config = _student_config(source, name, local_files_only=local_files_only)
+        files = safetensors_files(folder) if folder is not None else []
+        if files:
+            require_fit(_empty_student(config, name), files, name)
+        tokenizer = AutoTokenizer.from_pretrained(
+            source, use_fast=True, local_files_only=local_files_only, trust_remote_code=False
+        )
         model = load_complete(
             ICCForConcreteness.from_pretrained,
             source,
             name=name,
+            config=config,
             dtype=dtype,
             use_safetensors=True,
             local_files_only=local_files_only,
         )
-    except CheckpointError:  # incomplete weights: already says which
+        require_finite(model, name)
+    except CheckpointError:  # already says what is wrong
         raise
     except OSError as error:
         if Path(source).is_dir():  # a local model directory with a file missing or unreadable
@@ -395,6 +439,53 @@ def _load_student(
     except (ValueError, RuntimeError, KeyError, SafetensorError) as error:
         raise CheckpointError(f"The checkpoint {name!r} could not be read: {_first_line(error)}") from error
     return model, tokenizer
+
+
+def _student_folder(source: str, local_files_only: bool) -> Path | None:
+    """Where the student's config, code maps and weights are: the local folder, or the Hub snapshot they
+    are fetched to (``None`` when they cannot be fetched here: the load then says why)."""
+    from ..utils.hub_repos import fetch_repo
+
+    if Path(source).is_dir():
+        return Path(source)
+    return fetch_repo(source, STUDENT_CHECK_FILES, local_files_only=local_files_only)
+
+
+def _student_config(source: str, name: str, *, local_files_only: bool) -> ICCConfig:
+    """The student's config; one that cannot size a network is a :class:`CheckpointError` naming
+    ``config.json`` and the field (a wrongly typed field would otherwise end in a traceback)."""
+    from huggingface_hub.errors import StrictDataclassError
+    from transformers import AutoConfig
+
+    from ..models.icc.configuration_icc import ICCConfig
+
+    try:
+        backbone = AutoConfig.from_pretrained(source, local_files_only=local_files_only, trust_remote_code=False)
+        config = ICCConfig.from_backbone_config(backbone)
+    except StrictDataclassError as error:  # "Validation error for field 'hidden_size': TypeError: ..."
+        reason = " ".join(str(error).split())
+        raise CheckpointError(f"The checkpoint {name!r} has an unusable config.json: {reason}") from None
+    for field in SIZE_FIELDS:
+        value = getattr(config, field, None)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            raise CheckpointError(
+                f"The checkpoint {name!r} has an unusable config.json: {field} is {value!r}, "
+                "not a positive whole number"
+            )
+    return config
+
+
+def _empty_student(config: ICCConfig, name: str) -> ICCForConcreteness:
+    """The network ``config`` describes, on the meta device: its weights' names and shapes, no memory."""
+    import torch
+
+    from ..models.icc.modeling_icc import ICCForConcreteness
+
+    try:
+        with torch.device("meta"):
+            return ICCForConcreteness(config)
+    except (ValueError, TypeError, RuntimeError) as error:  # e.g. a width the heads do not divide
+        raise CheckpointError(f"The checkpoint {name!r} has an unusable config.json: {_first_line(error)}") from None
 
 
 def hub_reachable(timeout: float = 3.0) -> bool:

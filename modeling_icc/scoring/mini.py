@@ -32,7 +32,7 @@ from ..utils.windows import split_windows, window_piece_starts, window_weights
 from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
-from .inputs import caption_list
+from .inputs import caption_list, has_content
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
 from .tokenize_workers import TokenizerSpec, built_tokenizer
 
@@ -133,7 +133,7 @@ class MiniScorer(ConcretenessScorer):
         if self._hf_tokenizer is None:
             from transformers import AutoTokenizer
 
-            self._hf_tokenizer = AutoTokenizer.from_pretrained(str(base_model_path()))
+            self._hf_tokenizer = AutoTokenizer.from_pretrained(str(base_model_path()), trust_remote_code=False)
         return self._hf_tokenizer
 
     def _adopt(self, model: MiniICCModel) -> None:
@@ -241,7 +241,7 @@ class MiniScorer(ConcretenessScorer):
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
-        if not text.strip():
+        if not has_content(text):
             return Explanation(
                 [],
                 features=[],
@@ -270,20 +270,22 @@ class MiniScorer(ConcretenessScorer):
             terms = token_terms(self._heads, *states, input_ids, attention_mask)
         per_token = terms.per_token.float().cpu().numpy().astype(np.float64)
         bias = float(weights @ (terms.bias + terms.rounding).float().cpu().numpy())
+        # Read once: each access to an Encoding's list attribute copies the whole list out of Rust.
+        word_ids, offsets = encoding.word_ids, encoding.offsets
         words: dict[int, list] = {}  # word index -> [start, end, contribution]
         for row, (window, start) in enumerate(zip(windows, starts, strict=True)):
             for position in range(len(window)):
                 contribution = weights[row] * per_token[row, position]
                 # Position 0 is [CLS], the last is [SEP]; position k reads piece start + k of the whole caption.
                 piece = start + position if 0 < position < len(window) - 1 else None
-                word = None if piece is None else encoding.word_ids[piece]
+                word = None if piece is None else word_ids[piece]
                 if word is None:
                     bias += contribution
                 elif word in words:  # a word piece of a word already seen
-                    words[word][1] = max(words[word][1], encoding.offsets[piece][1])
+                    words[word][1] = max(words[word][1], offsets[piece][1])
                     words[word][2] += contribution
                 else:
-                    words[word] = [encoding.offsets[piece][0], encoding.offsets[piece][1], contribution]
+                    words[word] = [offsets[piece][0], offsets[piece][1], contribution]
         logit = np.float32(weights @ terms.output.logits.float().cpu().numpy().astype(np.float64))
         return Explanation(
             [(surface[start:end], float(contribution)) for start, end, contribution in sorted(words.values())],

@@ -93,8 +93,10 @@ class SBAPipeline:
     @classmethod
     def _with_tokenizers(cls, model: SBAForCaptionReconstruction, generation, kwargs: dict) -> SBAPipeline:
         hub = {key: kwargs[key] for key in HUB_KWARGS if key in kwargs}
-        text_tokenizer = AutoTokenizer.from_pretrained(model.config.text_model_name_or_path, **hub)
-        lm_tokenizer = AutoTokenizer.from_pretrained(model.config.lm_name_or_path, **hub)
+        text_tokenizer = AutoTokenizer.from_pretrained(
+            model.config.text_model_name_or_path, **hub, trust_remote_code=False
+        )
+        lm_tokenizer = AutoTokenizer.from_pretrained(model.config.lm_name_or_path, **hub, trust_remote_code=False)
         return cls(model, text_tokenizer, lm_tokenizer, generation)
 
     def reconstruct(self, captions: list[str], **generate_kwargs) -> list[list[str]]:

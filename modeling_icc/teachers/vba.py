@@ -82,7 +82,7 @@ class VBAPipeline:
         model = load_complete(
             Blip2ForConditionalGeneration.from_pretrained, config.captioner, dtype=resolved_dtype, use_safetensors=True
         ).to(resolved_device)
-        processor = Blip2Processor.from_pretrained(config.captioner)
+        processor = Blip2Processor.from_pretrained(config.captioner, trust_remote_code=False)
         similarity = BERTScoreSimilarity(config.bertscore_model, config.bertscore_num_layers, device=resolved_device)
         return cls(pipe, model, processor, similarity, config, image_dir=image_dir)
 

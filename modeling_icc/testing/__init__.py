@@ -4,7 +4,8 @@ Each submodule builds one family from configs in seconds with no download, so th
 real code paths run on them: ``student`` (the ICC student and its tokenizer), ``teachers``
 (SBA, VBA and BERTScore components with offline tokenizers), ``baselines`` (CLIP, a
 causal LM and a text-to-image pipeline for the model-based baselines), ``publishing``
-(a teacher-score parquet for card and push tests) and ``pipeline`` (a pipeline config on tiny components).
+(a teacher-score parquet for card and push tests) and ``pipeline`` (a pipeline config on tiny components);
+``captions`` builds the adversarial captions the text path's speed test and benchmark time.
 """
 
 from .baselines import save_tiny_causal_lm, save_tiny_clip, save_tiny_text_to_image

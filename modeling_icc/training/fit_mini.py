@@ -91,6 +91,21 @@ CONSISTENCY_TIE = 0.002
 
 
 @dataclass(frozen=True)
+class CrossValidationPlan:
+    """How much cross-validation a fit runs: the shipped heads' plan by default.
+
+    Kept apart from :class:`FitSettings` because it changes how settings are *chosen*, not what the
+    heads are: the heads file records the settings, never the plan. Tests run a small plan (few folds,
+    one seed, short grids) on the same code path."""
+
+    seeds: tuple[int, ...] = (0, 1, 2, 3, 4)
+    folds: int = 10
+    window_decays: tuple[float, ...] = WINDOW_DECAY_CANDIDATES
+    noise_weights: tuple[float, ...] = NOISE_WEIGHT_CANDIDATES
+    consistency_weights: tuple[float, ...] = CONSISTENCY_WEIGHT_CANDIDATES
+
+
+@dataclass(frozen=True)
 class FitSettings:
     """What the shipped heads were fitted with (chosen by 10-fold x 5-seed CV on the 203 captions)."""
 
@@ -557,7 +572,7 @@ class Features:
             position_decay=settings.position_decay,
         )
         self.model = MiniICCModel.from_base(config, base_path)
-        self.tokenizer = AutoTokenizer.from_pretrained(str(base_path))
+        self.tokenizer = AutoTokenizer.from_pretrained(str(base_path), trust_remote_code=False)
         self.model.content_mask.copy_(content_token_mask(self.tokenizer))
         self.norms = read_norms()
         rng = np.random.default_rng(settings.seed)
@@ -708,7 +723,7 @@ def cross_validate_window_rule(
     settings: FitSettings,
     word_coef: np.ndarray,
     word_bias: float,
-    decays: Sequence[float] = WINDOW_DECAY_CANDIDATES,
+    plan: CrossValidationPlan = CrossValidationPlan(),
 ) -> dict:
     """:func:`cross_validate` once per window decay, the long texts re-weighted from their stored windows.
 
@@ -717,8 +732,10 @@ def cross_validate_window_rule(
     long copies but hurts the others loses. The highest wins; ties (``WINDOW_RULE_TIE``) go to the larger
     decay. ``utils/windows.py``'s ``WINDOW_DECAY`` is set to the choice by hand (a refit follows)."""
     rows = []
-    for decay in decays:
-        report = cross_validate(features.with_window_decay(decay), settings, word_coef, word_bias)["report"]
+    for decay in plan.window_decays:
+        report = cross_validate(
+            features.with_window_decay(decay), settings, word_coef, word_bias, plan.seeds, plan.folds
+        )["report"]
         noisy = report["noisy_copies"]
         with_label = [report["spearman"], *(noisy[kind]["spearman_with_label"] for kind in NOISE_TYPES)]
         rows.append(
@@ -733,7 +750,8 @@ def cross_validate_window_rule(
     best = max(row["objective"] for row in rows)
     chosen = max(row["decay"] for row in rows if row["objective"] >= best - WINDOW_RULE_TIE)
     return {
-        "objective": "mean OOF Spearman with the labels over clean + every noise type (10 folds x 5 seeds)",
+        "objective": "mean OOF Spearman with the labels over clean + every noise type "
+        f"({plan.folds} folds x {len(plan.seeds)} seeds)",
         "tie": WINDOW_RULE_TIE,
         "candidates": rows,
         "chosen_decay": chosen,
@@ -745,7 +763,7 @@ def cross_validate_noise_weight(
     settings: FitSettings,
     word_coef: np.ndarray,
     word_bias: float,
-    weights: Sequence[float] = NOISE_WEIGHT_CANDIDATES,
+    plan: CrossValidationPlan = CrossValidationPlan(),
 ) -> dict:
     """:func:`cross_validate` once per total weight of the noisy copies in the caption head.
 
@@ -755,9 +773,9 @@ def cross_validate_noise_weight(
     labels wins; weights within ``NOISE_WEIGHT_TIE`` of it are tied and the one nearest ``settings``' weight
     wins (no change without a gain). ``FitSettings.noise_weight`` is set to the choice by hand (a refit follows)."""
     rows = []
-    for weight in weights:
+    for weight in plan.noise_weights:
         candidate = replace(settings, noise_weight=weight)
-        report = cross_validate(features, candidate, word_coef, word_bias)["report"]
+        report = cross_validate(features, candidate, word_coef, word_bias, plan.seeds, plan.folds)["report"]
         noisy = report["noisy_copies"]
         rows.append(
             {
@@ -777,7 +795,7 @@ def cross_validate_noise_weight(
     tied = [row["noise_weight"] for row in eligible if row["objective"] >= best - NOISE_WEIGHT_TIE]
     return {
         "objective": "mean OOF Spearman with the labels over the noise types, among weights whose clean OOF "
-        f"Spearman is within {NOISE_WEIGHT_CLEAN_TOLERANCE} of weight 0 (10 folds x 5 seeds)",
+        f"Spearman is within {NOISE_WEIGHT_CLEAN_TOLERANCE} of weight 0 ({plan.folds} folds x {len(plan.seeds)} seeds)",
         "tie": NOISE_WEIGHT_TIE,
         "candidates": rows,
         "chosen_noise_weight": min(tied, key=lambda weight: (abs(weight - settings.noise_weight), weight)),
@@ -789,7 +807,7 @@ def cross_validate_consistency_weight(
     settings: FitSettings,
     word_coef: np.ndarray,
     word_bias: float,
-    weights: Sequence[float] = CONSISTENCY_WEIGHT_CANDIDATES,
+    plan: CrossValidationPlan = CrossValidationPlan(),
 ) -> dict:
     """:func:`cross_validate` and a fit on all 203 captions once per weight of the consistency term.
 
@@ -803,9 +821,9 @@ def cross_validate_consistency_weight(
     the choice by hand (a refit follows)."""
     target = caption_targets(features.labels, features.icc, settings.teacher_weight)
     rows = []
-    for weight in weights:
+    for weight in plan.consistency_weights:
         candidate = replace(settings, consistency_weight=weight)
-        cv = cross_validate(features, candidate, word_coef, word_bias)
+        cv = cross_validate(features, candidate, word_coef, word_bias, plan.seeds, plan.folds)
         noisy = cv["report"]["noisy_copies"]
         coef, _ = fit_caption_head(
             cv["F_dev"],
@@ -857,6 +875,7 @@ def fit_heads(
     settings: FitSettings | None = None,
     base_path: str | Path | None = None,
     log: Callable[[str], None] = print,
+    plan: CrossValidationPlan = CrossValidationPlan(),
 ) -> tuple[MiniICCModel, dict]:
     """The model with freshly fitted heads, and a report (settings, inputs' hashes, CV on the 203 captions,
     the CV tables of the window rule, of the copies' weight and of the consistency term's weight,
@@ -865,10 +884,10 @@ def fit_heads(
     base_path = Path(base_path) if base_path is not None else base_model_path()
     features = Features(settings, base_path, log)
     word_coef, word_bias = features.word_head(settings.word_alpha)
-    cv = cross_validate(features, settings, word_coef, word_bias)
-    window_rule = cross_validate_window_rule(features, settings, word_coef, word_bias)
-    noise_weight = cross_validate_noise_weight(features, settings, word_coef, word_bias)
-    consistency_weight = cross_validate_consistency_weight(features, settings, word_coef, word_bias)
+    cv = cross_validate(features, settings, word_coef, word_bias, plan.seeds, plan.folds)
+    window_rule = cross_validate_window_rule(features, settings, word_coef, word_bias, plan)
+    noise_weight = cross_validate_noise_weight(features, settings, word_coef, word_bias, plan)
+    consistency_weight = cross_validate_consistency_weight(features, settings, word_coef, word_bias, plan)
     y, icc = features.labels, features.icc
     target = caption_targets(y, icc, settings.teacher_weight)
     coef, bias = fit_caption_head(
@@ -916,12 +935,17 @@ def fit_heads(
     return model, report
 
 
-def write_heads(out: str | Path, settings: FitSettings | None = None, log: Callable[[str], None] = print) -> dict:
+def write_heads(
+    out: str | Path,
+    settings: FitSettings | None = None,
+    log: Callable[[str], None] = print,
+    plan: CrossValidationPlan = CrossValidationPlan(),
+) -> dict:
     """Fit the heads and write ``out`` (safetensors) and ``out`` with suffix ``.report.json``; returns the report."""
     from ..utils.provenance import write_json
 
     start = time.perf_counter()
-    model, report = fit_heads(settings, log=log)
+    model, report = fit_heads(settings, log=log, plan=plan)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     model.save_heads(out, build_info={key: report[key] for key in BUILD_INFO})

@@ -45,7 +45,7 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
         os.chmod(temp_name, 0o666 & ~_current_umask())
         os.replace(temp_name, path)
     except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
+        remove_quietly(temp_name)
         raise
     finally:
         os.close(lock)
@@ -79,8 +79,15 @@ def temp_file_beside(path: str | os.PathLike) -> Iterator[Path]:
             fcntl.flock(handle, fcntl.LOCK_EX)
         yield Path(name)
     finally:
-        Path(name).unlink(missing_ok=True)
+        remove_quietly(name)
         os.close(handle)
+
+
+def remove_quietly(path: str | os.PathLike) -> None:
+    """Remove a work file if the folder lets us: a clean-up that fails (the folder turned read-only) must not
+    replace the error being raised, which names what failed; the next run removes the file."""
+    with suppress(OSError):
+        Path(path).unlink(missing_ok=True)
 
 
 def new_temp_file(path: str | os.PathLike) -> tuple[int, str]:

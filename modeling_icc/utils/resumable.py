@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from .atomic_files import remove_quietly
 from .errors import UserInputError
 from .provenance import write_json
 
@@ -105,8 +106,15 @@ def locked(directory: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        path.unlink(missing_ok=True)
-        handle.close()
+        _release(path, handle)
+
+
+def _release(path: Path, handle: Any) -> None:
+    """Remove the lock file, then unlock it by closing it. A removal that fails (the folder turned
+    read-only) is no error: the job's own error is the one to report, and a lock file left behind locks
+    nothing once closed."""
+    remove_quietly(path)
+    handle.close()
 
 
 def _same_file(handle: Any, path: Path) -> bool:

@@ -137,10 +137,10 @@ def add_icc_scores(
 ) -> AnyDataset:
     """Add ``output_column`` with the ICC score (clipped to [0, 1]) of ``column``.
 
-    ``model``: a Hub id, local directory, ``"lite"`` or a ready scorer (default:
-    the published model). ``batch_size`` rows go to the scorer per ``map`` call;
-    ``model_batch_size`` caps rows per forward pass; ``tokenize_workers`` sets the scorer's tokenizer
-    processes (see :func:`~modeling_icc.load_scorer`). Blank, null or non-text
+    ``model``: anything :func:`~modeling_icc.load_scorer` loads (``"mini"``, ``"lite"``, a Hub id, a local
+    directory) or a ready scorer (default: ``load_scorer``'s, mini). ``batch_size`` rows go to the scorer
+    per ``map`` call; ``model_batch_size`` caps rows per forward pass; ``tokenize_workers`` sets the
+    scorer's tokenizer processes (see :func:`~modeling_icc.load_scorer`). Blank, null or non-text
     captions score NaN. A column holding a list of captions per row (e.g. GBC
     node captions) gets one list of scores per row plus per-row
     ``{output_column}_min/_mean/_max`` (choose with ``aggregates``).

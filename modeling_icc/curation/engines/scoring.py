@@ -28,7 +28,8 @@ DEFAULT_BATCH_SIZE = 4096
 
 @dataclass(frozen=True)
 class ScoringOptions:
-    """The model and where it runs; ``model_batch_size`` caps rows per forward pass, ``batch_size`` rows per batch;
+    """The model (``None``: :func:`load_scorer`'s default, mini) and where it runs; ``model_batch_size`` caps rows
+    per forward pass, ``batch_size`` rows per batch;
     ``tokenize_workers``: tokenizer processes of each scorer (``None``: :func:`load_scorer`'s default, or each
     worker's share of the cores when several score on GPUs)."""
 

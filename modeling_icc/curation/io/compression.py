@@ -25,6 +25,8 @@ from ...utils.errors import UserInputError
 EXTENSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd"}
 #: Compression by the first bytes of the file.
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bzip2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+#: The compression of each kind of stream :func:`decompressed` returns (zstd's is a plain buffered reader).
+_OPENED_AS = {"GzipFile": "gzip", "BZ2File": "bzip2", "LZMAFile": "xz"}
 #: The command that decompresses each one (for messages).
 _TOOLS = {"gzip": "gunzip -k", "bzip2": "bunzip2 -k", "xz": "unxz -k", "zstd": "unzstd"}
 
@@ -73,6 +75,34 @@ def decompressed(stream: BinaryIO) -> BinaryIO:
 
         return io.BufferedReader(pa.CompressedInputStream(pa.PythonFile(stream, mode="r"), "zstd"))
     return stream
+
+
+def name_of(stream: BinaryIO) -> str:
+    """The compression :func:`decompressed` opened ``stream`` with."""
+    return _OPENED_AS.get(type(stream).__name__, "zstd")
+
+
+def decompression_errors() -> tuple[type[BaseException], ...]:
+    """What reading a decompressed stream raises when the compressed bytes are damaged: ``EOFError`` (cut
+    short), zlib's and lzma's errors, ``OSError`` (gzip's CRC check, bzip2's "invalid data stream", zstd)."""
+    import lzma
+    import zlib
+
+    return (EOFError, OSError, zlib.error, lzma.LZMAError)
+
+
+def damaged_input(name: object, compression: str, raw: BinaryIO, rows: int, error: BaseException) -> UserInputError:
+    """The one-line error for ``compression``-compressed input that stopped decompressing: where in ``raw``
+    (the compressed bytes) it stopped, and how many rows were read whole before it."""
+    where = ""
+    try:
+        where = f" at compressed byte {raw.tell():,}"
+        size = os.fstat(raw.fileno()).st_size
+        where += f" of {size:,}" if size else ""  # a pipe: no size
+    except (OSError, ValueError):  # a pipe: no position
+        pass
+    after = f", after row {rows:,}" if rows else ""
+    return UserInputError(f"{name}: {compression} data is corrupt or cut short{where}{after} ({error})")
 
 
 def refuse_compressed(source: Path | BinaryIO, fmt: str, name: object) -> None:

@@ -115,7 +115,12 @@ def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
     tests = [(entry.name, entry.refines[fmt]) for entry in REGISTRY if fmt in entry.refines]
     if tests and Path(path).is_file():
         with open(path, "rb") as raw, compression.decompressed(raw) as stream:
-            first_line = stream.readline(_SNIFF_LINE).removeprefix(b"\xef\xbb\xbf")
+            try:
+                first_line = stream.readline(_SNIFF_LINE).removeprefix(b"\xef\xbb\xbf")
+            except compression.decompression_errors() as error:
+                if stream is raw:
+                    raise
+                raise compression.damaged_input(path, compression.name_of(stream), raw, 0, error) from None
         return next((name for name, test in tests if test(first_line, path)), fmt)
     return fmt
 

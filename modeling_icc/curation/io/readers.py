@@ -16,6 +16,7 @@ import json
 import os
 import re
 import tarfile
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -35,8 +36,28 @@ if TYPE_CHECKING:
 #: Columns of Conceptual Captions' TSV files, which have no header.
 CC3M_COLUMNS = ("caption", "url")
 _COCO_START = re.compile(rb'\A\s*\{\s*"(info|images|licenses|annotations|categories|type)"\s*:')
-#: Bytes looked at to tell a binary file from text.
-_SNIFF_BYTES = 8192
+#: Bytes of a file's start that its signature is read from (a tar header's ``ustar`` ends at byte 262).
+_SNIFF_BYTES = 512
+#: The first bytes of files that are not caption text, and what they are. A file is refused by its start
+#: only: a NUL byte is a caption character like any other control (a caption of nothing else scores NaN),
+#: so the same bytes get the same verdict wherever they are in the file.
+_SIGNATURES = {
+    b"PAR1": "a Parquet file",
+    b"\x1f\x8b": "gzip-compressed data",
+    b"\xff\xfe": "UTF-16 text (convert it to UTF-8)",
+    b"\xfe\xff": "UTF-16 text (convert it to UTF-8)",
+    b"\x89PNG\r\n\x1a\n": "a PNG image",
+    b"\xff\xd8\xff": "a JPEG image",
+    b"GIF87a": "a GIF image",
+    b"GIF89a": "a GIF image",
+    b"RIFF": "a RIFF file (WebP image, WAV audio)",
+    b"%PDF-": "a PDF document",
+    b"PK\x03\x04": "a zip archive",
+    b"7z\xbc\xaf\x27\x1c": "a 7z archive",
+    b"ARROW1": "an Arrow file",
+    b"\x93NUMPY": "a NumPy array file",
+    b"SQLite format 3\x00": "an SQLite database",
+}
 #: Bytes of a text file split into lines at a time.
 _TEXT_BLOCK = 1 << 16
 
@@ -89,18 +110,11 @@ def is_parquet(source: str | os.PathLike | BinaryIO) -> bool:
 
 
 def sniff_binary(head: bytes) -> str | None:
-    """What ``head`` (a file's first bytes) looks like if it is not UTF-8 text, else ``None``."""
-    if head.startswith(b"PAR1"):
-        return "a Parquet file"
-    if head.startswith(b"\x1f\x8b"):
-        return "gzip-compressed data"
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
-        return "UTF-16 text (convert it to UTF-8)"
-    if head[257:262] == b"ustar":
+    """What ``head`` (a file's first bytes) is if its signature says it is not text, else ``None``."""
+    kind = next((kind for signature, kind in _SIGNATURES.items() if head.startswith(signature)), None)
+    if kind is None and head[257:262] == b"ustar":
         return "a tar archive"
-    if b"\x00" in head:
-        return "binary data"
-    return None
+    return kind
 
 
 def text_reader(parse: TextParser) -> Reader:
@@ -117,11 +131,19 @@ def text_reader(parse: TextParser) -> Reader:
                 stack.enter_context(stream)
             # Progress counts the file's bytes read so far (compressed bytes, for compressed input;
             # .txt tables count their own lines' bytes, unless compressed).
-            for table in parse(_check_text(_peekable(stream), opened.fmt, opened.name), column, rows, opened.name):
-                if path is not None and (compressed or table.bytes_read is None):
-                    table.bytes_read = raw.tell()
-                yield table
-                del table  # not held while the next one is read
+            done = 0
+            try:
+                text = _check_text(_peekable(stream), opened.fmt, opened.name)
+                for table in parse(text, column, rows, opened.name):
+                    if path is not None and (compressed or table.bytes_read is None):
+                        table.bytes_read = raw.tell()
+                    done += len(table)
+                    yield table
+                    del table  # not held while the next one is read
+            except compression.decompression_errors() as error:
+                if not compressed:
+                    raise
+                raise compression.damaged_input(opened.name, compression.name_of(stream), raw, done, error) from None
 
     return read
 
@@ -282,7 +304,7 @@ def _csv_tables(
     quoting = csv.QUOTE_MINIMAL if header is None else csv.QUOTE_NONE
     lines = (decoder.decode(line) for line in raw_lines(stream))
     reader = csv.reader(lines, delimiter=delimiter, strict=True, quoting=quoting)
-    fieldnames = list(header or _next_csv_row(reader, name) or [])
+    fieldnames = refuse_duplicate_columns(list(header or _next_csv_row(reader, name) or []), name)
     records: list[dict[str, Any]] = []
     bad = 0
     while True:
@@ -305,6 +327,16 @@ def _csv_tables(
             yield _records_table(fmt, column, records, dict.fromkeys(fieldnames), decoder.bad - bad)
             records, bad = [], decoder.bad
     yield _records_table(fmt, column, records, dict.fromkeys(fieldnames), decoder.bad - bad)
+
+
+def refuse_duplicate_columns(columns: list[str], name: object) -> list[str]:
+    """``columns`` if each is named once: rows are read by column name, so a repeated name would keep only
+    one of its columns (the caption scored could be either)."""
+    counts = Counter(columns)
+    repeated = next((column for column in columns if counts[column] > 1), None)
+    if repeated is not None:
+        raise UserInputError(f"{name}: the header names the column {repeated!r} more than once; rename the others")
+    return columns
 
 
 def _next_csv_row(reader: Any, name: object) -> list[str] | None:
@@ -370,6 +402,7 @@ def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: objec
         source = pa.BufferReader(source.read())
     try:
         parquet = pq.ParquetFile(source)
+        refuse_duplicate_columns(parquet.schema_arrow.names, name)
         groups = (parquet.read_row_group(index) for index in range(parquet.num_row_groups))
         empty = True
         for group in groups:

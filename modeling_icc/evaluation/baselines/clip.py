@@ -47,12 +47,12 @@ class ClipEmbedder:
             )
         self.model = load_pretrained(loader, self.model_id, dtype=dtype, use_safetensors=True)
         self.model.to(self.device).eval()
-        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, self.model_id)
+        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, self.model_id, trust_remote_code=False)
         self.processor = None
         if vision:
             from transformers import AutoImageProcessor
 
-            self.processor = load_pretrained(AutoImageProcessor.from_pretrained, self.model_id)
+            self.processor = load_pretrained(AutoImageProcessor.from_pretrained, self.model_id, trust_remote_code=False)
         self.batch_size = batch_size
         self.max_length = min(int(self.tokenizer.model_max_length), 77)
 

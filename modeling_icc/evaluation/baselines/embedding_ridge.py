@@ -44,7 +44,7 @@ class SentenceEncoder:
 
         self.path = str(path or base_model_path())
         self.device = resolve_device(device)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.path)
+        self.tokenizer = AutoTokenizer.from_pretrained(self.path, trust_remote_code=False)
         # nothing excused: the shipped checkpoint holds every weight of BertModel, its (unused) pooler included
         self.model = load_complete(AutoModel.from_pretrained, self.path, use_safetensors=True).to(self.device).eval()
         self.max_batch_tokens = max_batch_tokens

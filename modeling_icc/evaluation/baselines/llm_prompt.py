@@ -74,7 +74,7 @@ class LLMPromptScorer(ConcretenessScorer):
         self.batch_size = batch_size
         self.max_new_tokens = max_new_tokens
         self.device = resolve_device(device)
-        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model_id)
+        self.tokenizer = load_pretrained(AutoTokenizer.from_pretrained, model_id, trust_remote_code=False)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token

@@ -68,7 +68,7 @@ class ICCForConcreteness(ICCPreTrainedModel):
                 for key in ("cache_dir", "force_download", "local_files_only", "token", "revision", "subfolder")
                 if key in kwargs
             }
-            config = AutoConfig.from_pretrained(pretrained_model_name_or_path, **config_kwargs)
+            config = AutoConfig.from_pretrained(pretrained_model_name_or_path, **config_kwargs, trust_remote_code=False)
         config = ICCConfig.from_backbone_config(config)
         return super().from_pretrained(pretrained_model_name_or_path, *model_args, config=config, **kwargs)
 

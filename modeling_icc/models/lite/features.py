@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import islice
 
 from ...utils.caption_text import normalize_caption
 from ...utils.function_words import FUNCTION_WORDS
@@ -53,8 +54,21 @@ _PATTERNS = re.compile(
     r"|\bvector\b|\billustrations?\b|\bisolated\b|\bclip ?art\b|\bbackground\b|\bclose[- ]?up\b|\bcloseup\b"
     r"|\b(?:photo|image|picture|portrait|view) of\b)"
     r"|(?P<product>\b(?:new|size|sizes|pcs|lot|model|pack|edition|brand|collection|series|inch|inches|cm|mm"
-    r"|xl|xxl|men's|mens|women's|womens)\b|\b(?=[a-z\-]*\d)(?=[\d\-]*[a-z])[a-z\d\-]{4,}\b)"
+    r"|xl|xxl|men's|mens|women's|womens)\b)"
 )
+#: A product or SKU code (``xl-2000``, ``b07xyz``): 4+ letters, digits and hyphens from a word boundary to a
+#: word boundary, with a digit and a letter ahead in the same run. It is read as one more (last) alternative
+#: of :data:`_PATTERNS`, but found by :class:`_ProductCodes`: as a regex, its look-aheads would be retried from
+#: every boundary of a long hyphenated run, in time quadratic in the run's length.
+PRODUCT_CODE = r"\b(?=[a-z\-]*\d)(?=[\d\-]*[a-z])[a-z\d\-]{4,}\b"
+_CODE_RUN = re.compile(r"[a-z\d\-]+")
+_ALNUM_RUN = re.compile(r"[a-z\d]+")
+_HYPHEN_RUN = re.compile(r"-+")
+_BOUNDARY = re.compile(r"\b")
+_DIGIT = re.compile(r"\d")
+_LETTER = re.compile(r"[a-z]")
+#: A letter and a digit with only hyphens between: a run that holds both holds such a pair (no pair, no code).
+_LETTER_BY_DIGIT = re.compile(r"[a-z]-*\d|\d-*[a-z]")
 _CAPITALIZED = re.compile(r"\b[A-Z]")
 _QUESTION_OR_EXCLAMATION = re.compile(r"[?!]")
 
@@ -123,7 +137,7 @@ def analyze(text: str, lexicon: Lexicon, detail: bool = False) -> tuple[list[flo
     lowered = text.lower()
     if "\u2019" in lowered:
         lowered = lowered.replace("\u2019", "'")
-    tokens = WORD_PATTERN.findall(lowered)[:MAX_WORDS]
+    tokens = [word.group() for word in islice(WORD_PATTERN.finditer(lowered), MAX_WORDS)]  # not all, then 256
     n_words = len(tokens)
     denominator = max(n_words, 1)
     concreteness = lexicon.norms["concreteness"]
@@ -145,7 +159,7 @@ def analyze(text: str, lexicon: Lexicon, detail: bool = False) -> tuple[list[flo
     n_scene = sum(map(SCENE_WORDS.__contains__, tokens))
     n_person = sum(map(FIRST_SECOND_PERSON.__contains__, tokens))
     n_modal = sum(map(MODAL_VERBS.__contains__, tokens))
-    flags = {_PATTERN_FEATURES[match.lastgroup] for match in _PATTERNS.finditer(lowered)}
+    flags = cue_flags(lowered)
     n_capitalized = len(_CAPITALIZED.findall(text))
     if text.isascii():
         non_ascii = 0.0
@@ -175,6 +189,112 @@ def analyze(text: str, lexicon: Lexicon, detail: bool = False) -> tuple[list[flo
     if not detail:
         return values, None
     return values, _word_shares(tokens, content, lexicon, n_conc, n_vis)
+
+
+def cue_flags(lowered: str) -> set[str]:
+    """The form features whose cues occur in ``lowered``: matches of :data:`_PATTERNS` and product codes taken
+    left to right without overlap, as by one pattern whose last alternative is :data:`PRODUCT_CODE`."""
+    if _DIGIT.search(lowered) is None or _LETTER_BY_DIGIT.search(lowered) is None:  # the common, faster path
+        return {_PATTERN_FEATURES[cue.lastgroup] for cue in _PATTERNS.finditer(lowered)}
+    flags: set[str] = set()
+    codes = _ProductCodes(lowered)
+    position, cue = 0, _PATTERNS.search(lowered)
+    while True:
+        if cue is not None and cue.start() < position:
+            cue = _PATTERNS.search(lowered, position)
+        code_end = codes.next_match(position, cue.start() if cue is not None else len(lowered))
+        if code_end is not None:
+            flags.add("product_listing")
+            position = code_end
+        elif cue is not None:
+            flags.add(_PATTERN_FEATURES[cue.lastgroup])
+            position = cue.end()
+        else:
+            return flags
+
+
+class _ProductCodes:
+    """Where :data:`PRODUCT_CODE` matches in ``text``, asked left to right, in time linear in ``text``.
+
+    Inside one run of code characters (letters, digits, hyphens) the code's conditions only get harder
+    to meet further right (a digit, a letter and a word boundary 4+ characters on must lie ahead in the
+    run), so only runs that hold a digit are looked at, each is measured once, and it is tried at its
+    first word boundary past the position asked: if the code does not match there, it matches nowhere
+    later in that run.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.run_end = 0
+        self.live = False  # whether the measured run may still hold a match
+        self.last_digit = self.last_letter = self.last_boundary = -1
+        self.digit = self.digit_run = -1  # the next digit and where its run begins (-1: not looked for yet)
+
+    def next_match(self, start: int, stop: int) -> int | None:
+        """The end of the leftmost match that begins in ``[start, stop)``, else ``None``."""
+        while start < stop:
+            if start >= self.run_end:
+                start = self._next_digit_run(start)
+                if start >= stop:
+                    return None
+                self._measure(start)
+            if not self.live:
+                start = self.run_end
+                continue
+            at = self._first_boundary(start, min(self.run_end, stop))
+            if at is None:
+                start = self.run_end if self.run_end <= stop else stop
+                continue
+            self.live = False
+            if self.last_digit >= at and self.last_letter >= at and self.last_boundary >= at + 4:
+                return self.last_boundary
+            start = self.run_end
+        return None
+
+    def _next_digit_run(self, start: int) -> int:
+        """Where, at or after ``start``, the first run that holds a digit begins (``len(text)``: none).
+
+        Remembered, so that asking again from further left costs nothing (cues between ``start`` and a
+        far digit would otherwise make each question read the same stretch again)."""
+        text = self.text
+        if self.digit < start:
+            found = _DIGIT.search(text, start)
+            if found is None:
+                self.digit = self.digit_run = len(text)
+                return len(text)
+            self.digit = begin = found.start()
+            while begin > start and _is_code_character(text[begin - 1]):
+                begin -= 1
+            self.digit_run = begin
+        return max(start, self.digit_run)
+
+    def _measure(self, start: int) -> None:
+        """Record the run from ``start``: its end, its last digit and letter, its last word boundary."""
+        text = self.text
+        self.run_end = end = _CODE_RUN.match(text, start).end()
+        backwards = text[start:end][::-1]
+        digit, letter = _DIGIT.search(backwards), _LETTER.search(backwards)
+        self.last_digit = end - 1 - digit.start() if digit else -1
+        self.last_letter = end - 1 - letter.start() if letter else -1
+        if _BOUNDARY.match(text, end):
+            self.last_boundary = end
+        else:  # inside a run, boundaries lie between a hyphen and a letter or digit: the last block's start
+            block = _HYPHEN_RUN if backwards[0] == "-" else _ALNUM_RUN
+            self.last_boundary = end - block.match(backwards).end()
+        self.live = True
+
+    def _first_boundary(self, start: int, stop: int) -> int | None:
+        """The first word boundary in ``[start, stop)`` (inside the measured run), else ``None``."""
+        if _BOUNDARY.match(self.text, start):
+            return start
+        block = _HYPHEN_RUN if self.text[start] == "-" else _ALNUM_RUN
+        end = block.match(self.text, start, stop).end()
+        return end if end < stop else None
+
+
+def _is_code_character(char: str) -> bool:
+    """Whether ``char`` is a code character: a-z, a hyphen or a decimal digit of any script (a pattern's ``\\d``)."""
+    return char == "-" or "a" <= char <= "z" or char.isdecimal()
 
 
 def _word_shares(

@@ -29,6 +29,8 @@ HEAD_KEYS = (
     "calibration",
     "content_mask",
 )
+#: The heads' trained numbers (all but ``content_mask``, a 0/1 mask): floats, finite.
+FLOAT_HEAD_KEYS = tuple(key for key in HEAD_KEYS if key != "content_mask")
 BASE_WEIGHTS_FILE = "model.safetensors"
 #: Hex digits of the base weights' sha256 that a heads file records (``build.inputs.base_model_sha256_16``).
 SHA_PREFIX = 16
@@ -87,6 +89,7 @@ def read_heads(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict]:
             f"the mini heads file {path} does not match the model: missing {missing or 'none'}, "
             f"unexpected {unexpected or 'none'}"
         )
+    refuse_unusable_heads(tensors, path)
     try:
         payload = json.loads(metadata[METADATA_KEY])
         payload["config"]
@@ -95,6 +98,18 @@ def read_heads(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict]:
             f"the mini heads file {path} has no {METADATA_KEY!r} metadata with the model config"
         ) from None
     return tensors, payload
+
+
+def refuse_unusable_heads(tensors: dict[str, torch.Tensor], path: Path) -> None:
+    """Refuse heads that cannot score: integers or booleans would be cast to floats without a word (the
+    scorer reads the file straight), and one NaN or Inf would make every caption's score NaN."""
+    for key in FLOAT_HEAD_KEYS:
+        tensor = tensors[key]
+        if not tensor.is_floating_point():
+            dtype = str(tensor.dtype).removeprefix("torch.")
+            raise CheckpointError(f"the mini heads file {path} cannot score: {key} is {dtype}, not floating-point")
+        if not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"the mini heads file {path} cannot score: {key} holds NaN or Inf values")
 
 
 def check_base_matches(payload: dict, heads_path: Path, base_path: Path) -> None:

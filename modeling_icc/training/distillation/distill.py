@@ -122,7 +122,7 @@ def distill_student(
     if np.isnan(targets).any():
         raise ValueError("distillation targets contain NaN")
     output_dir = Path(output_dir)
-    tokenizer = AutoTokenizer.from_pretrained(config.backbone, use_fast=True)
+    tokenizer = AutoTokenizer.from_pretrained(config.backbone, use_fast=True, trust_remote_code=False)
     model = load_backbone(config.backbone)
     encodings = tokenizer(list(texts), truncation=True, max_length=config.max_length)
     encodings = {key: encodings[key] for key in ("input_ids", "attention_mask")}
