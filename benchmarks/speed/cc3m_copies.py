@@ -1,6 +1,6 @@
 """Many distinct, real-looking captions: the CC3M validation captions copied, one word swapped per copy.
 
-Issue 24's GPU measurements used 1,000,000 such captions (mean 13.1 tokens with the MiniLM
+The GPU measurements (``gpu_end_to_end.py``) use 1,000,000 such captions (mean 13.1 tokens with the MiniLM
 tokenizer): real caption text and lengths, and every caption distinct, so that the scorer's
 de-duplication cannot make a run look faster than it is. Copy 0 of each caption is the caption
 itself; copy ``k > 0`` has one word, at a random position, replaced by a word drawn from all the

@@ -1,4 +1,4 @@
-"""Everything issue 24 asks of one GPU, in one run of a few minutes, into one JSON.
+"""Every GPU figure (scoring, the command line, the teachers), in one run of a few minutes, into one JSON.
 
 Sections, in this order (each timed, each skipped with its reason when a package is missing or the
 time budget is spent, the JSON rewritten after each so a cut-off run keeps what it measured):

@@ -3,7 +3,8 @@
 ``NeuralScorer.score`` checks and de-duplicates the captions, tokenizes them into packed int32 arrays
 (in ``tokenize_workers`` processes), sorts each chunk by length, plans batches under the GPU token
 budget, pads them in NumPy and puts the scores back in input order. On a GPU this host work, not the
-model, set the pace (issue 24: 47,405 captions/s end to end against 188,456/s for the model alone).
+model, can set the pace (on one H200: 172,780 captions/s end to end against 215,796/s for the model
+alone, ``results/gpu_end_to_end_cuda.json``).
 This times that pipeline with a model that returns zeros, with GPU batch limits (1,024 rows, 65,536
 tokens, widths rounded to 8), for 0, 1, ... all-cores tokenizer workers in one run, and, for
 comparison, the tokenizer alone: the ``transformers`` call, the Rust ``encode_batch_fast`` and the
@@ -23,7 +24,7 @@ of the file path: its scoring-process CPU time per row, reading and writing incl
 same way (``file_path_main_process_ceiling_captions_per_s``).
 
 Captions: CC3M validation captions copied with one word swapped per copy (``cc3m_copies``, mean
-13 tokens), as in issue 24; all-MiniLM-L6-v2's WordPiece tokenizer stands in for RoBERTa's BPE.
+13 tokens), as in ``gpu_end_to_end.py``; all-MiniLM-L6-v2's WordPiece tokenizer stands in for RoBERTa's BPE.
 
     python benchmarks/speed/host_pipeline.py --n 1000000 --repeats 3     # a GPU host
     python benchmarks/speed/host_pipeline.py --n 200000 --repeats 3      # this project's 2-core CPU
@@ -61,7 +62,7 @@ from modeling_icc.utils.provenance import cpu_kind, cpu_name, stand_in_tokenizer
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_CAPTIONS_PER_S = 150_000
-#: Issue 24's goal for ``icc score`` file -> Parquet on one GPU.
+#: The goal for ``icc score`` file -> Parquet on one GPU.
 FILE_GOAL_CAPTIONS_PER_S = 100_000
 GPU_HOST_CORES = 16
 

@@ -1,7 +1,7 @@
-"""What the web-caption normalization and the long-text windows cost mini and lite (issue 23), as a ratio.
+"""What the web-caption normalization and the long-text windows cost mini and lite, as a ratio.
 
 In one process, on the same captions, alternating run by run: each scorer as shipped ("after"), and the
-same scorer with the text path it had before issue 23 ("before": mini lower-cases and reads the first
+same scorer with the plain text path ("before": mini lower-cases and reads the first
 128 tokens, lite reads the raw text). The ratio after/before of captions per second is the figure; the
 goal is >= 0.90 for mini. Two caption sets: the first ``--n`` CC3M validation captions (plain text, almost
 all on the fast path) and the same captions with the benchmark's ``social`` noise (hashtags, handles,
@@ -32,14 +32,14 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 class MiniBefore(MiniScorer):
-    """mini's text path before issue 23: lower-case, first 128 tokens, no normalization, no windows."""
+    """mini's plain text path: lower-case, first 128 tokens, no normalization, no windows."""
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
         return self._run([text.lower().replace("\u2019", "'") for text in texts], self._token_spec, "scores")
 
 
 class LiteBefore(LiteScorer):
-    """lite's text path before issue 23: the raw caption."""
+    """lite's plain text path: the raw caption."""
 
     def features(self, texts: list[str]) -> np.ndarray:
         return np.array([analyze(text, self.lexicon)[0] for text in texts], dtype=np.float64)

@@ -1,11 +1,11 @@
 """Tokenization as packed arrays, in this process or in worker processes that scale with the cores.
 
-A GPU scores captions several times faster than one Python call to a ``transformers`` tokenizer
-can prepare them (issue 24: 188,456 captions/s forward-only against 49,989-59,306/s for
-``tokenizer(captions)`` on an H200 host). So the neural scorers tokenize with the raw Rust
-``tokenizers.Tokenizer`` and get back two NumPy arrays per piece of text: the int32 ids of every
-caption one after another, and each caption's length. The scoring process never handles per-token
-Python objects (a worker reads each encoding's ids once, as ``tokenizers`` returns them, to pack them).
+A GPU scores captions several times faster than one Python call to a ``transformers`` tokenizer can
+prepare them (on one H200: 215,796 captions/s forward-only against 17,919/s for ``tokenizer(captions)``,
+``benchmarks/speed/results/gpu_end_to_end_cuda.json``). So the neural scorers tokenize with the raw Rust
+``tokenizers.Tokenizer`` and get back two NumPy arrays per piece of text: the int32 ids of every caption
+one after another, and each caption's length. The scoring process never handles per-token Python objects
+(a worker reads each encoding's ids once, as ``tokenizers`` returns them, to pack them).
 
 Captions travel to the workers as one UTF-8 buffer plus an int32 array of lengths (a string
 buffer, not a pickled list of ``str``), and the ids come back as the two arrays. The workers

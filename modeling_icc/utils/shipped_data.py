@@ -63,7 +63,7 @@ def dev_split(partition: DevPartition = "all") -> list[dict]:
 def frozen_partition_ids() -> frozenset[str]:
     """The ``sample_id`` of the dev split's frozen test partition (``data/dev_frozen_partition_ids.txt``).
 
-    Frozen before any model of issue 16 was built: 100 ids chosen by a seeded hash, never used to choose
+    Frozen before mini was built: 100 ids chosen by a seeded hash, never used to fit or choose
     anything. Every id must be a row of the dev split.
     """
     lines = data_path(FROZEN_PARTITION_FILE).read_text(encoding="utf-8").splitlines()

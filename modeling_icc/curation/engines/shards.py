@@ -118,7 +118,7 @@ class ShardJob:
             "clip_column": None if other is None else other.column,
             "uid_column": self.uid_column if self.datacomp_subset else None,
             "datacomp_subset": None if self.datacomp_subset is None else str(self.datacomp_subset.resolve()),
-            **(nodes if plan.level == "node" or plan.aggregate else {}),  # absent for flat captions, as before
+            **(nodes if plan.level == "node" or plan.aggregate else {}),  # absent for flat captions
         }
 
 

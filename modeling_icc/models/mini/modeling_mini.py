@@ -32,7 +32,7 @@ from transformers.models.bert.modeling_bert import BertPreTrainedModel
 from ...utils.errors import CheckpointError
 from .configuration_mini import MiniICCConfig
 from .fast_encoder import select_encoder_tensors
-from .files import (  # noqa: F401 (re-exported: the names' historical home)
+from .files import (  # noqa: F401 (re-exported: callers import them from here)
     BASE_WEIGHTS_FILE,
     HEAD_KEYS,
     HEADS_FILE,
