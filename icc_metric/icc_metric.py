@@ -7,7 +7,13 @@ so that ``evaluate.load`` on a folder, a path or a Space finds one class to buil
 import datasets
 import evaluate
 
-from modeling_icc.hub.measurement import as_prediction, as_predictions, compute_icc, model_for_config
+from modeling_icc.hub.measurement import (
+    as_prediction,
+    as_predictions,
+    compute_icc,
+    model_for_config,
+    refuse_references,
+)
 from modeling_icc.utils.citation import CITATION, PAPER_URL
 
 _DESCRIPTION = """\
@@ -67,13 +73,20 @@ class ImageCaptionConcreteness(evaluate.Measurement):
     # evaluate appends the inputs description to these two docstrings, so each needs one.
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """Add captions; ICC's input rules run before evaluate casts them to strings (see ``as_predictions``)."""
+        refuse_references(references)
         if predictions is not None:
             predictions = as_predictions(predictions)
-        return super().add_batch(predictions=predictions, references=references, **kwargs)
+        return super().add_batch(predictions=predictions, **kwargs)
 
     def add(self, *, prediction=None, reference=None, **kwargs):
         """Add one caption; a non-string is stored as a blank caption, which scores NaN."""
-        return super().add(prediction=as_prediction(prediction), reference=reference, **kwargs)
+        refuse_references(reference)
+        return super().add(prediction=as_prediction(prediction), **kwargs)
+
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score the captions; ICC reads no references, so passing some is an error rather than ignored."""
+        refuse_references(references)
+        return super().compute(predictions=predictions, **kwargs)
 
     def _compute(
         self,

@@ -186,3 +186,34 @@ def test_module_script_finds_the_renamed_script(tmp_path):
     (tmp_path / "icc.py").write_text("")
     assert module_script(tmp_path).name == "icc.py"
     assert module_script(metric_path()).name == "icc_metric.py"
+
+
+def test_references_are_refused_not_ignored():
+    import evaluate
+
+    from modeling_icc import metric_path
+
+    icc = evaluate.load(metric_path(), "lite")
+    with pytest.raises(ValueError, match="no references"):
+        icc.compute(predictions=["a dog on a beach"], references=["a dog"])
+    with pytest.raises(ValueError, match="no references"):
+        icc.add_batch(predictions=["a dog on a beach"], references=["a dog"])
+    with pytest.raises(ValueError, match="no references"):
+        icc.add(prediction="a dog on a beach", reference="a dog")
+
+
+@pytest.mark.parametrize("threshold", [1.5, -0.1, float("nan")])
+def test_a_threshold_outside_the_scores_range_is_refused_as_the_filters_refuse_it(threshold):
+    from modeling_icc.hub.measurement import compute_icc
+    from modeling_icc.utils.errors import UserInputError
+
+    with pytest.raises(UserInputError, match="threshold"):
+        compute_icc(["a dog on a beach"], model_id="lite", threshold=threshold)
+
+
+@pytest.mark.parametrize("options", [{"device": "cuda:7"}, {"dtype": "int8"}, {"batch_size": 8}])
+def test_options_lite_would_ignore_are_refused(options):
+    from modeling_icc.hub.measurement import compute_icc
+
+    with pytest.raises(ValueError, match="not apply to lite"):
+        compute_icc(["a dog on a beach"], model_id="lite", **options)

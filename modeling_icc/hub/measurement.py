@@ -13,10 +13,12 @@ from pathlib import Path
 import numpy as np
 
 from ..curation.columns import SCORE_QUANTILES
+from ..curation.filter_plan import FilterPlan
 from ..curation.selection import KeepRule, keep_mask
 from ..scoring.inputs import caption_list
 from ..scoring.load import (
     DEFAULT_MODEL_ID,
+    LITE_MODEL_ID,
     ZERO_DOWNLOAD_MODELS,
     ModelNotAvailableError,
     load_scorer,
@@ -112,7 +114,11 @@ def compute_icc(
     """
     if aggregation is not None and aggregation not in AGGREGATIONS:
         raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
-    scorer = _scorer(model_id or DEFAULT_MODEL_ID, device, dtype, batch_size)
+    if threshold is not None:  # the filters' own checks: a finite number in [0, 1]
+        FilterPlan(rule=KeepRule(threshold=threshold))
+    model_id = model_id or DEFAULT_MODEL_ID
+    refuse_unused_options(model_id, device, dtype, batch_size)
+    scorer = _scorer(model_id, device, dtype, batch_size)
     scores = scorer.score(predictions, errors="nan")
     result: dict = {"icc_scores": scores.tolist(), "icc_model": scorer.model_id}
     if aggregation is not None:
@@ -121,6 +127,25 @@ def compute_icc(
         kept = keep_mask(scores, KeepRule(threshold=threshold))
         result["kept_fraction"] = float(kept.mean()) if kept.size else 0.0
     return result
+
+
+def refuse_references(references: object) -> None:
+    """ICC is text-only: it reads no references, so any given are refused instead of silently ignored."""
+    if references is not None:
+        raise ValueError("ICC scores captions alone: pass predictions=[...] and no references")
+
+
+def refuse_unused_options(model_id: str, device: str | None, dtype: str | None, batch_size: int | None) -> None:
+    """An option the model would ignore is an error, as on the command line: lite is pure Python on the CPU."""
+    if model_id != LITE_MODEL_ID:
+        return
+    given = {"device": device not in (None, "cpu"), "dtype": dtype is not None, "batch_size": batch_size is not None}
+    unused = [name for name, used in given.items() if used]
+    if unused:
+        raise ValueError(
+            f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to {LITE_MODEL_ID} "
+            "(pure Python, on the CPU, no batches): drop it, or score with mini"
+        )
 
 
 def summarize(scores: np.ndarray, aggregation: str) -> dict:
