@@ -274,6 +274,34 @@ class ShrinkingScorer(LiteScorer):
         return super()._score_valid(texts)
 
 
+class ReorderingScorer(LiteScorer):
+    """Rewrites its JSONL input in reverse row order (same rows, same count) once it has scored its last chunk:
+    an upstream job regenerating the file in place between the two passes of a top-k job."""
+
+    path: Path
+    chunks = 0
+    calls = 0
+
+    def _score_valid(self, texts: list[str]) -> np.ndarray:
+        ReorderingScorer.calls += 1
+        if ReorderingScorer.calls == ReorderingScorer.chunks:
+            lines = ReorderingScorer.path.read_text(encoding="utf-8").splitlines(keepends=True)
+            ReorderingScorer.path.write_text("".join(reversed(lines)), encoding="utf-8")
+        return super()._score_valid(texts)
+
+
+def test_an_input_rewritten_between_the_passes_with_the_same_row_count_is_refused(tied_pool, tmp_path):
+    """The first pass's scores would otherwise be pinned to other captions, and the job would exit 0."""
+    path, captions, _ = tied_pool
+    out = tmp_path / "kept.jsonl"
+    ReorderingScorer.path, ReorderingScorer.calls = path, 0
+    ReorderingScorer.chunks = -(-len(captions) // 7)  # one scorer call per chunk of 7 rows (lite, no batches)
+    job = FileJob(path, "jsonl", out, "jsonl", FilterPlan(KeepRule(top_k=5)), chunk_rows=7)
+    with pytest.raises(UserInputError, match="the input changed between the two passes"):
+        run_file_job(job, ReorderingScorer)
+    assert not out.exists() and work_files(out) == []
+
+
 def test_temporary_files_are_removed_after_success_and_errors(tied_pool, tmp_path, monkeypatch):
     path, _, _ = tied_pool
     temp = tmp_path / "temp"
@@ -294,7 +322,7 @@ def test_temporary_files_are_removed_after_success_and_errors(tied_pool, tmp_pat
         pa.Table.from_pylist([json.loads(line) for line in path.read_text().splitlines()]), shrinking, row_group_size=7
     )
     ShrinkingScorer.path, ShrinkingScorer.calls = shrinking, 0
-    with pytest.raises(UserInputError, match="the input changed while it was read"):  # not 14 rows as if complete
+    with pytest.raises(UserInputError, match="the input changed between the two passes"):  # not 14 rows as if whole
         run_file_job(dataclasses.replace(job, source=shrinking, input_format="parquet"), ShrinkingScorer)
     assert list(temp.iterdir()) == [] and work_files(out) == [] and not out.exists()
 

@@ -402,6 +402,25 @@ def test_resume_from_scores_saved_without_ranking_values(tmp_path, monkeypatch):
     assert outputs(tmp_path / "out") == outputs(tmp_path / "ref")
 
 
+def test_a_shard_rewritten_between_the_passes_with_the_same_row_count_is_refused(tmp_path, monkeypatch):
+    """Scores saved by the first pass of a top-k job are never pinned to the captions of a rewritten shard."""
+    from modeling_icc.curation.engines import shards
+
+    write_parquet_pool(tmp_path / "in", n_shards=3, rows=20)
+    first = sorted((tmp_path / "in").glob("*.parquet"))[0]
+    fit_cuts_then = shards._with_cuts
+
+    def rewrite_then_fit(*args, **kwargs):  # between the scoring pass and the writing pass
+        table = pq.read_table(first)
+        pq.write_table(table.take(list(reversed(range(table.num_rows)))), first)
+        return fit_cuts_then(*args, **kwargs)
+
+    monkeypatch.setattr(shards, "_with_cuts", rewrite_then_fit)
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "9", "--no-progress"]
+    assert icc(*args, "--output-dir", tmp_path / "out") == 2
+    assert not (tmp_path / "out" / f"{first.stem}.parquet").exists()
+
+
 def test_ranking_over_shards_with_an_empty_and_an_all_blank_shard(tmp_path):
     """Cuts fitted shard by shard from disk keep the rows one ranking of the concatenation keeps."""
     rng = np.random.default_rng(3)

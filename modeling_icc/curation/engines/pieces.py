@@ -8,6 +8,7 @@ its new columns, and the rows to keep.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -78,6 +79,17 @@ def score(
             raw[start : start + len(part)] = score_flat(scorer, part)
         report(len(part) - reported)
     return raw
+
+
+def caption_digest(table: CaptionTable) -> str:
+    """A hash of the piece's captions, row by row: a job that reads its input twice (a top-k or top-fraction
+    cut needs every score first) compares the second read's with the first's, so scores saved from the first
+    pass are never pinned to other captions (an input rewritten in place, in another order, same row count)."""
+    digest = hashlib.blake2b(digest_size=16)
+    for caption in table.captions:
+        digest.update(repr(caption).encode("utf-8", "surrogatepass"))
+        digest.update(b"\x1e")
+    return digest.hexdigest()
 
 
 def ranking_values(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> dict[str, np.ndarray]:

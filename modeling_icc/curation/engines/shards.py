@@ -406,9 +406,13 @@ def process_shard(
     table = read_table(shard.input, shard.input_format, column=job.plan.column)
     plan = pieces.bind(job.plan, table, shard.output_format)
     uid_values = table.values(job.uid_column) if job.datacomp_subset is not None else None  # checked before scoring
+    digest = pieces.caption_digest(table)
     if shard.raw_scores.is_file():
         with np.load(shard.raw_scores, allow_pickle=False) as saved:
             raw = saved["icc_raw"]
+            scored = str(saved["captions_digest"]) if "captions_digest" in saved.files else None
+        if scored is not None and scored != digest:  # rewritten in place since: the scores are other captions'
+            raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")
         report(len(raw))
     else:
         scorer = load_scorer(
@@ -426,7 +430,7 @@ def process_shard(
     if task.phase == "score":
         ranking = {f"rank_{name}": values for name, values in pieces.ranking_values(plan, table, raw).items()}
         with atomic_output(shard.raw_scores, before_rename=commit_check) as stream:
-            np.savez(stream, icc_raw=raw, **ranking)
+            np.savez(stream, icc_raw=raw, captions_digest=np.array(digest), **ranking)
         return
     model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.model
     piece = pieces.finish(plan, table, raw, model_id, task.cuts)

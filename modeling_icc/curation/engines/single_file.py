@@ -242,20 +242,23 @@ def _two_passes(
     """Score every chunk keeping raw scores and ranking values in work files, fit the cuts, re-read the input."""
     raws = SpilledArrays(work_file())
     rankings = {name: SpilledArrays(work_file()) for name in plan.ranked()}
-    sizes = []
+    digests = []
     for chunk in chunks:
         raw = pieces.score(scorer, plan, chunk, report)
         raws.append(raw)
         for name, values in pieces.ranking_values(plan, chunk, raw).items():
             rankings[name].append(values)
-        sizes.append(len(chunk))
+        digests.append(pieces.caption_digest(chunk))
         del chunk, raw
     cuts = plan.fit_in_passes(rankings)
-    changed = UserInputError("the input changed while it was read; run the command again")
+    changed = UserInputError(
+        "the input changed between the two passes of this job (its captions are not the ones scored); "
+        "run the command again once nothing rewrites it"
+    )
     saved = iter(raws)
     for index, chunk in enumerate(read()):
         raw = next(saved, None)
-        if raw is None or len(chunk) != sizes[index]:
+        if raw is None or index >= len(digests) or pieces.caption_digest(chunk) != digests[index]:
             raise changed
         yield chunk, raw, cuts[index]
         del chunk, raw
