@@ -319,3 +319,15 @@ def test_rule_column_cells_blank_are_never_kept_and_words_are_refused(tmp_path, 
         == 2
     )
     one_line_error(capsys.readouterr().err, "column 'related' holds 'maybe', not a number or true/false")
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_lone_caption_in_a_column_of_caption_lists_is_refused_not_split_into_characters(tmp_path, capsys, chunked):
+    """A string among lists would be read as a list of its characters, each scored as a caption."""
+    rows = [{"caption": ["a dog on a beach", "a red car"]}] * (40_000 if chunked else 1) + [{"caption": "a cat"}]
+    path = tmp_path / "nested.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert icc("score", "--model", "lite", "--input", path, "--output", tmp_path / "out.jsonl") == 2
+    err = capsys.readouterr().err
+    assert "holds lists of captions, but a row holds str 'a cat'" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out.jsonl").exists()

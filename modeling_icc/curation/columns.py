@@ -23,6 +23,8 @@ from ..scoring.base import ConcretenessScorer
 from ..utils.errors import UserInputError
 
 AGGREGATES = ("min", "mean", "max")
+#: What a row of a nested caption column holds: a list of captions.
+NESTED_TYPES = (list, tuple, np.ndarray)
 #: The column every engine writes ICC scores to (and reads them from) unless told another.
 SCORE_COLUMN = "icc_score"
 #: The quantiles that summaries of scores report (``icc score``'s last line, measurements, distributions).
@@ -96,7 +98,7 @@ def is_nested(values: Sequence[Any]) -> bool:
     """Whether the first non-null row holds a list of captions rather than one caption."""
     for item in values:
         if item is not None:
-            return isinstance(item, (list, tuple, np.ndarray))
+            return isinstance(item, NESTED_TYPES)
     return False
 
 
@@ -106,8 +108,19 @@ def score_flat(scorer: ConcretenessScorer, values: Sequence[Any]) -> np.ndarray:
 
 
 def flat_captions(rows: Sequence[Any], nested: bool) -> list[Any]:
-    """Every caption in row order: the rows themselves, or (``nested``) every caption of every row."""
-    return [caption for row in rows if row is not None for caption in row] if nested else list(rows)
+    """Every caption in row order: the rows themselves, or (``nested``) every caption of every row.
+
+    In a nested column every row must hold a list: a lone string would otherwise be read as a list of its
+    characters, each scored as a caption. Such a row is refused, naming it."""
+    if not nested:
+        return list(rows)
+    for row in rows:
+        if row is not None and not isinstance(row, NESTED_TYPES):
+            raise UserInputError(
+                f"the caption column holds lists of captions, but a row holds {type(row).__name__} "
+                f"{str(row)[:40]!r}: give every row a list (a one-caption row as [caption])"
+            )
+    return [caption for row in rows if row is not None for caption in row]
 
 
 def per_row(flat: np.ndarray, rows: Sequence[Sequence[Any] | None]) -> list[np.ndarray | None]:
