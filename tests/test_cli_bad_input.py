@@ -331,3 +331,30 @@ def test_a_lone_caption_in_a_column_of_caption_lists_is_refused_not_split_into_c
     err = capsys.readouterr().err
     assert "holds lists of captions, but a row holds str 'a cat'" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_a_binary_parquet_caption_column_is_read_as_utf8_text(tmp_path, capsys):
+    """Spark and Impala write strings as binary unless told otherwise: the captions are still text."""
+    captions = ["a red car parked on a street", "the meaning of life", None, "un café à Paris"]
+    as_text, as_binary = tmp_path / "text.parquet", tmp_path / "binary.parquet"
+    pq.write_table(pa.table({"caption": captions}), as_text)
+    encoded = [None if caption is None else caption.encode("utf-8") for caption in captions]
+    pq.write_table(pa.table({"caption": pa.array(encoded, type=pa.binary())}), as_binary)
+    for path in (as_text, as_binary):
+        assert icc("score", "--model", "lite", "--input", path, "--output", path.with_suffix(".jsonl")) == 0
+    scores = [
+        [json.loads(line)["icc_score"] for line in path.with_suffix(".jsonl").read_text().splitlines()]
+        for path in (as_text, as_binary)
+    ]
+    assert scores[0] == scores[1] and sum(score is not None for score in scores[1]) == 3
+
+
+def test_a_caption_column_that_holds_no_text_is_refused(tmp_path, capsys):
+    path = tmp_path / "numbers.parquet"
+    pq.write_table(pa.table({"caption": [1, 2, 3]}), path)
+    assert (
+        icc("filter", "--model", "lite", "--input", path, "--output", tmp_path / "kept.parquet", "--threshold", "0.5")
+        == 2
+    )
+    one_line_error(capsys.readouterr().err, "column 'caption' holds int64, not text")
+    assert not (tmp_path / "kept.parquet").exists()

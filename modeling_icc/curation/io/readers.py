@@ -403,12 +403,13 @@ def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: objec
     try:
         parquet = pq.ParquetFile(source)
         refuse_duplicate_columns(parquet.schema_arrow.names, name)
+        binary = _caption_column_is_binary(parquet.schema_arrow, column, name)
         groups = (parquet.read_row_group(index) for index in range(parquet.num_row_groups))
         empty = True
         for group in groups:
             for start in range(0, group.num_rows, rows):
                 empty = False
-                yield _arrow_table(group.slice(start, rows), column)
+                yield _arrow_table(group.slice(start, rows), column, binary)
             del group
     except (pa.ArrowInvalid, OSError) as error:
         raise UserInputError(f"{name}: not a readable Parquet file ({error})") from None
@@ -416,9 +417,52 @@ def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: objec
         yield _arrow_table(parquet.schema_arrow.empty_table(), column)
 
 
-def _arrow_table(table: pa.Table, column: str) -> CaptionTable:
+def _caption_column_is_binary(schema: pa.Schema, column: str, name: object) -> bool:
+    """Whether the caption column is binary (text written by Spark or Impala without ``binaryAsString``),
+    to be read as UTF-8; a column of numbers, structs or other non-text is refused rather than scored NaN
+    row by row (a filter would keep nothing and exit 0)."""
+    import pyarrow as pa
+
+    if column not in schema.names:
+        return False  # named by the caller's own missing-column error
+    kind = schema.field(column).type
+    item = kind.value_type if pa.types.is_list(kind) or pa.types.is_large_list(kind) else kind
+    if pa.types.is_binary(item) or pa.types.is_large_binary(item):
+        return True
+    if pa.types.is_string(item) or pa.types.is_large_string(item) or pa.types.is_null(item):
+        return False
+    raise UserInputError(
+        f"{name}: column {column!r} holds {kind}, not text; name the caption column (--column, column=)"
+    )
+
+
+def _arrow_table(table: pa.Table, column: str, binary: bool = False) -> CaptionTable:
     captions = table.column(column).to_pylist() if column in table.column_names else [None] * table.num_rows
-    return CaptionTable("parquet", column, captions, arrow=table, fieldnames=list(table.column_names))
+    decode_errors = 0
+    if binary:
+        captions, decode_errors = _decoded(captions)
+    return CaptionTable(
+        "parquet", column, captions, arrow=table, fieldnames=list(table.column_names), decode_errors=decode_errors
+    )
+
+
+def _decoded(values: list[Any]) -> tuple[list[Any], int]:
+    """Binary captions (or lists of them) as UTF-8 text, bytes that are not UTF-8 replaced with U+FFFD;
+    and how many values needed a replacement (counted in the summary like text files' bad lines)."""
+    errors = 0
+
+    def text(value: bytes | None) -> str | None:
+        nonlocal errors
+        if value is None:
+            return None
+        try:
+            return value.decode("utf-8")
+        except UnicodeDecodeError:
+            errors += 1
+            return value.decode("utf-8", "replace")
+
+    out = [[text(item) for item in value] if isinstance(value, list) else text(value) for value in values]
+    return out, errors
 
 
 def _tar_tables(path: Path, column: str, rows: int) -> Iterator[CaptionTable]:
