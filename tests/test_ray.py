@@ -129,3 +129,14 @@ def test_row_level_ranking_on_a_nested_column_uses_the_aggregate(local_ray):
         ray.data.from_arrow(pool), column="nodes", aggregate="min", top_k=2, model="lite", tie_break_column="id"
     ).take_all()
     assert sorted(row["id"] for row in kept) == sorted(np.argsort(-np.nan_to_num(minima, nan=-1))[:2].tolist())
+
+
+def test_every_documented_ray_write_names_its_mode():
+    """Ray's write_parquet appends by default: a documented example run twice would double every row."""
+    import re
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    sources = [root / "README.md", *sorted((root / "docs").glob("*.md")), root / "modeling_icc/curation/engines/ray.py"]
+    calls = [call for path in sources for call in re.findall(r"\.write_parquet\([^)]*\)", path.read_text("utf-8"))]
+    assert calls and all("mode=" in call for call in calls), calls

@@ -9,8 +9,11 @@ otherwise actors run on CPUs. Typical use reads and writes parquet::
     from modeling_icc import ray as icc_ray
 
     ds = ray.data.read_parquet("s3://bucket/pool/")
-    kept = icc_ray.filter_by_icc(ds, threshold=0.5, model="moranyanuka/icc")
-    kept.write_parquet("s3://bucket/pool-concrete/")
+    kept = icc_ray.filter_by_icc(ds, threshold=0.5)
+    kept.write_parquet("s3://bucket/pool-concrete/", mode="error")
+
+``mode="error"``: Ray's ``write_parquet`` appends by default, so a second run into the same folder would
+double every row; ``"error"`` refuses a folder that exists (``"overwrite"`` replaces it).
 
 Rows are kept by the same :class:`~modeling_icc.curation.filter_plan.FilterPlan` as in every
 other engine. Top-k / top-fraction rank the whole dataset: the scores are materialized,
