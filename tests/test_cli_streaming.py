@@ -380,3 +380,34 @@ def test_a_neural_student_scores_a_file(tiny_student_dir, tied_pool, tmp_path):
     expected = load_scorer(tiny_student_dir, device="cpu", dtype="float32").score(captions, errors="nan")
     got = np.array([np.nan if row["icc_score"] is None else row["icc_score"] for row in rows])
     np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+class WaitingScorer(LiteScorer):
+    """Scores only once ``release`` is set, so that a second job can start while this one writes."""
+
+    started = threading.Event()
+    release = threading.Event()
+
+    def _score_valid(self, texts: list[str]) -> np.ndarray:
+        WaitingScorer.started.set()
+        assert WaitingScorer.release.wait(60)
+        return super()._score_valid(texts)
+
+
+def test_a_second_job_writing_the_same_output_at_once_is_refused(tied_pool, tmp_path):
+    """Both would exit 0 and the file would hold only the last one's rows."""
+    path, captions, _ = tied_pool
+    out = tmp_path / "scored.jsonl"
+    job = FileJob(path, "jsonl", out, "jsonl")
+    first: dict = {}
+    worker = threading.Thread(target=lambda: first.update(result=run_file_job(job, WaitingScorer)))
+    worker.start()
+    try:
+        assert WaitingScorer.started.wait(60)
+        with pytest.raises(UserInputError, match=f"another icc job is writing {out}"):
+            run_file_job(job, LiteScorer)
+    finally:
+        WaitingScorer.release.set()
+        worker.join(60)
+    assert first["result"].rows == len(captions) and len(out.read_text().splitlines()) == len(captions)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pool.jsonl", "scored.jsonl"]  # the lock is gone too

@@ -1,9 +1,12 @@
 """The one resume protocol (modeling_icc.utils.resumable) that sharded jobs and teacher scoring share."""
 
 import json
+import os
+from pathlib import Path
 
 import pytest
 
+from modeling_icc.utils import resumable
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.resumable import LOCK_FILE, RUN_FILE, bind_settings, locked, recorded_settings
 
@@ -67,3 +70,17 @@ def test_a_lock_that_cannot_be_removed_never_hides_the_jobs_error(tmp_path, monk
     assert info.value.filename == str(tmp_path / "out" / "part.jsonl")
     with locked(tmp_path / "out"):  # a lock file left behind locks nothing
         pass
+
+
+def test_partial_files_of_a_running_writer_are_left_alone(tmp_path):
+    """A sharded job starting in a folder removes a killed run's temporary files, never another job's."""
+    from modeling_icc.utils.atomic_files import atomic_file, new_temp_file
+
+    descriptor, dead = new_temp_file(tmp_path / "killed.jsonl")  # its writer is gone: nothing holds its lock
+    os.close(descriptor)
+    with atomic_file(tmp_path / "running.jsonl") as stream:
+        stream.write(b"rows so far\n")
+        (running,) = [path for path in tmp_path.glob("*.tmp") if "running" in path.name]
+        resumable.remove_partial_files([tmp_path])
+        assert running.exists() and not Path(dead).exists()
+    assert (tmp_path / "running.jsonl").read_bytes() == b"rows so far\n"

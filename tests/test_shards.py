@@ -186,7 +186,7 @@ def test_resume_skips_finished_shards_and_redoes_partial_ones(tmp_path, rule):
     (tmp_path / "out" / "00001.stats.json").unlink()
     (tmp_path / "out" / "00002.stats.json").unlink()
     (tmp_path / "out" / "00002.parquet").unlink()
-    (tmp_path / "out" / ".00002.parquet.abc.tmp").write_bytes(b"half a parquet")
+    (tmp_path / "out" / ".00002.parquet.icc-abc.tmp").write_bytes(b"half a parquet")  # as atomic_file names it
     assert icc(*args, "--output-dir", tmp_path / "out") == 0
     assert finished.stat().st_mtime_ns == before
     assert outputs(tmp_path / "out") == outputs(tmp_path / "ref")

@@ -20,7 +20,7 @@ import glob
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
@@ -103,7 +103,17 @@ def remove_stale_temp_files(path: str | os.PathLike) -> None:
     be taken (a running writer holds it), so a concurrent job's file is never touched.
     """
     path = Path(path)
-    for temp in path.parent.glob(f".{glob.escape(path.name)}{TEMP_MARK}*.tmp"):
+    _remove_unlocked(path.parent.glob(f".{glob.escape(path.name)}{TEMP_MARK}*.tmp"))
+
+
+def remove_dead_temp_files(directory: str | os.PathLike) -> None:
+    """Remove the temporary files of :func:`atomic_file` in ``directory`` whose writer is gone (a killed run's),
+    never one a running writer holds (another job writing into the same folder)."""
+    _remove_unlocked(Path(directory).glob(f".*{TEMP_MARK}*.tmp"))
+
+
+def _remove_unlocked(temps: Iterable[Path]) -> None:
+    for temp in temps:
         try:
             handle = os.open(temp, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:

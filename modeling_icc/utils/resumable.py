@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .atomic_files import remove_quietly
+from .atomic_files import remove_dead_temp_files, remove_quietly
 from .errors import UserInputError
 from .provenance import write_json
 
@@ -69,37 +69,48 @@ def recorded_settings(directory: Path) -> dict[str, Any] | None:
 
 
 def remove_partial_files(directories: Sequence[Path]) -> None:
-    """Temporary files of a run that was killed mid-write (never renamed into place)."""
+    """Temporary files of a run that was killed mid-write (never renamed into place); a temporary file
+    that a running writer still holds (another job writing into the same folder) is left alone."""
     for directory in directories:
-        for temp in directory.glob("*.tmp"):
-            temp.unlink(missing_ok=True)
+        remove_dead_temp_files(directory)
 
 
 @contextmanager
 def locked(directory: Path) -> Iterator[None]:
-    """One job per directory at a time (the OS drops the lock if the job dies); creates ``directory``.
-
-    The lock file is removed when the job ends, still locked. A job that opened it just
-    before and locks it just after would hold a lock on a file no longer in the directory,
-    so a lock counts only when the path still names the locked file.
-    """
+    """One job per directory at a time (the OS drops the lock if the job dies); creates ``directory``."""
     if directory.exists() and not directory.is_dir():
         raise UserInputError(f"the output directory {directory} is an existing file; choose a directory")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:
         raise UserInputError(f"cannot create the output directory {directory}: {error.strerror}") from None
-    path = directory / LOCK_FILE
+    with exclusive(
+        directory / LOCK_FILE,
+        busy=f"another icc job is writing to {directory}",
+        unwritable=f"cannot write to the output directory {directory}",
+    ):
+        yield
+
+
+@contextmanager
+def exclusive(path: Path, busy: str, unwritable: str) -> Iterator[None]:
+    """Hold the lock file ``path`` for the block (the OS drops the lock if the process dies); ``busy`` is the
+    error when another job holds it, ``unwritable`` (with the reason) when it cannot be created.
+
+    The lock file is removed when the block ends, still locked. A job that opened it just
+    before and locks it just after would hold a lock on a file no longer there,
+    so a lock counts only when the path still names the locked file.
+    """
     while True:
         try:
             handle = path.open("w")
         except OSError as error:  # a read-only folder: nothing can be written here
-            raise UserInputError(f"cannot write to the output directory {directory}: {error.strerror}") from None
+            raise UserInputError(f"{unwritable}: {error.strerror}") from None
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             handle.close()
-            raise UserInputError(f"another icc job is writing to {directory}") from None
+            raise UserInputError(busy) from None
         if _same_file(handle, path):
             break
         handle.close()  # removed by the job that held it: lock the file that stands there now

@@ -44,6 +44,7 @@ import numpy as np
 from ...scoring.base import ConcretenessScorer
 from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
 from ...utils.errors import UserInputError
+from ...utils.resumable import exclusive
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
 from ..io import compression, datacomp
@@ -57,6 +58,8 @@ from .spill import SpilledArrays
 
 #: Work files of jobs writing to stdout (or a FIFO or device) are named after this, in ``TMPDIR``.
 STREAM_SPILL = "icc-stream"
+#: The lock file a job holds beside its output file (``.NAME.icc.lock``): two jobs never write one output.
+OUTPUT_LOCK_SUFFIX = ".icc.lock"
 #: Output formats whose header or schema must name every column before the first row.
 _FIXED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
 
@@ -155,6 +158,14 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
             return stack.enter_context(temp_file_beside(base))
 
         read, fields, chunks, plan = _open_input(job, work_file)
+        if isinstance(job.output, Path) and not writes_in_place(job.output):  # one job per output file at a time
+            stack.enter_context(
+                exclusive(
+                    base.with_name(f".{base.name}{OUTPUT_LOCK_SUFFIX}"),
+                    busy=f"another icc job is writing {job.output}",
+                    unwritable=f"cannot write beside {job.output}",
+                )
+            )
         scorer = load_scorer()
         start = time.perf_counter()
         result = FileJobResult(scorer.model_id)
