@@ -411,3 +411,13 @@ def test_a_second_job_writing_the_same_output_at_once_is_refused(tied_pool, tmp_
         worker.join(60)
     assert first["result"].rows == len(captions) and len(out.read_text().splitlines()) == len(captions)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pool.jsonl", "scored.jsonl"]  # the lock is gone too
+
+
+def test_an_output_in_a_folder_that_does_not_exist_yet_is_written(tied_pool, tmp_path):
+    """As `make demo` writes outputs/demo_kept.jsonl on a fresh clone."""
+    path, captions, _ = tied_pool
+    out = tmp_path / "new" / "deeper" / "scored.jsonl"
+    assert run_file_job(FileJob(path, "jsonl", out, "jsonl"), LiteScorer).rows == len(captions)
+    assert len(out.read_text().splitlines()) == len(captions) and sorted(p.name for p in out.parent.iterdir()) == [
+        "scored.jsonl"
+    ]

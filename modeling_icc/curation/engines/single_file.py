@@ -159,6 +159,7 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
 
         read, fields, chunks, plan = _open_input(job, work_file)
         if isinstance(job.output, Path) and not writes_in_place(job.output):  # one job per output file at a time
+            base.parent.mkdir(parents=True, exist_ok=True)  # as the writer would: check_writable found it may
             stack.enter_context(
                 exclusive(
                     base.with_name(f".{base.name}{OUTPUT_LOCK_SUFFIX}"),
