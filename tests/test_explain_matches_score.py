@@ -31,11 +31,12 @@ def test_explained_score_is_the_score(model):
 
 
 def test_lite_terms_add_up_for_captions_without_words():
-    """Lite's terms (words, cues, bias) add up to the logit of the score also when the caption has no words."""
+    """Lite's terms (words, cues, bias) add up to the logit of the score also when the caption has no words
+    that lite reads (text in another script)."""
     import math
 
     scorer = load_scorer("lite")
-    for text in ["!!!", "😀", "..."]:
+    for text in ["狗在海滩上", "собака на пляже"]:
         explanation = scorer.explain(text)
         total = sum(value for _, value in explanation) + sum(v for _, v in explanation.features) + explanation.bias
         assert total == pytest.approx(explanation.total, abs=1e-9)
@@ -48,3 +49,13 @@ def test_student_explained_score_is_the_score(tiny_student_dir, single_thread):
     scores = scorer.score(ODD_CAPTIONS)
     explained = [explanation.score for explanation in scorer.explain_many(ODD_CAPTIONS)]
     assert explained == pytest.approx(scores.tolist(), abs=1e-6)
+
+
+@pytest.mark.parametrize("model", ["lite", "mini"])
+def test_web_junk_is_explained_as_the_zero_it_scores(model):
+    """A caption scored 0.0 as web junk is explained as such: no word terms, score 0.0, and the method says why."""
+    scorer = load_scorer(model)
+    for text in ["DSC_0001.JPG", "<img src=x>", "nan"]:
+        explanation = scorer.explain(text)
+        assert (explanation.score, list(explanation), explanation.method) == (0.0, [], "web junk")
+        assert scorer.score([text])[0] == 0.0

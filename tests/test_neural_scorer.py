@@ -18,7 +18,7 @@ CAPTIONS = [
     "dog",
     "small blue and white airplane parked on the ramp with a control tower in the distance, seen from afar",
     "A sandwich sits on a small blue plate",
-    "x",
+    "ox",
 ]
 
 

@@ -25,6 +25,7 @@ from modeling_icc.scoring.tokenize_workers import (
 )
 from modeling_icc.testing.student import tiny_student, tiny_tokenizer
 from modeling_icc.utils.provenance import stand_in_tokenizer, synthetic_captions
+from modeling_icc.utils.web_junk import is_web_junk
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -72,9 +73,13 @@ def test_a_worker_error_is_raised_to_the_caller_and_the_worker_lives_on():
 
 
 def reference_scores(model, tokenizer, texts: list[str]) -> np.ndarray:
-    """The scorer's contract computed plainly: the transformers call, padded batches, one forward per batch."""
+    """The scorer's contract computed plainly: the transformers call, padded batches, one forward per batch;
+    web junk scores 0.0 without the model."""
     out = np.full(len(texts), np.nan, dtype=np.float32)
     valid = [i for i, text in enumerate(texts) if isinstance(text, str) and text.strip()]
+    junk = {i for i in valid if is_web_junk(texts[i])}
+    out[sorted(junk)] = 0.0
+    valid = [i for i in valid if i not in junk]
     with torch.inference_mode():
         for start in range(0, len(valid), 32):
             rows = valid[start : start + 32]

@@ -27,13 +27,16 @@ DESCRIPTION = (
     "a seeded bootstrap interval, and n. Benchmarks: captions (the shipped 303-caption dev split, or --data), "
     "words and nouns (Brysbaert unigrams), phrases (Muraki multiword expressions); norm benchmarks use a "
     "held-out fifth of the norms. noisy_captions: the 100 frozen dev captions clean and under each noise type "
-    "(hashtags, handles, URLs, emoji, boilerplate, ...), with each scorer's Spearman against its clean scores."
+    "(hashtags, handles, URLs, emoji, boilerplate, ...), with each scorer's Spearman against its clean scores. "
+    "web_junk: alt-text that is no caption (file names, URLs, markup, missing-value markers, codes) and real "
+    "captions, with the share of each kind a filter at 0.5 keeps."
 )
 EXAMPLES = f"""examples:
   icc bench                                   # {",".join(DEFAULT_SCORERS)} on every benchmark ([baselines] extra)
   icc bench --scorers lite,published --benchmarks captions
   icc bench --scorers lite,./my_student,moranyanuka/icc --output-dir runs/bench --name students
   icc bench --benchmarks noisy_captions --scorers mini,lite,lexical,published   # robustness to web noise
+  icc bench --benchmarks web_junk --scorers mini,lite,lexical   # junk a filter at 0.5 keeps
   icc bench --data rated.csv --column text --label-column rating --benchmarks captions
   icc bench --scorers stroop:openai/clip-vit-base-patch32,llm:meta-llama/Llama-2-7b-chat-hf --device cuda
 
@@ -50,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--benchmarks",
         default=",".join(DEFAULT_BENCHMARKS),
-        help=f"comma-separated, from {', '.join(BENCHMARK_NAMES)} (default: all but noisy_captions)",
+        help=f"comma-separated, from {', '.join(BENCHMARK_NAMES)} (default: all but noisy_captions and web_junk)",
     )
     data = parser.add_argument_group("caption benchmark data (default: the shipped dev split)")
     data.add_argument("--data", default=None, help="CSV/TSV/JSONL/Parquet with captions and a numeric label")

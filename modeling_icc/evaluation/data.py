@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -70,6 +71,10 @@ class BenchmarkSet:
     #: For noisy copies: the name of the benchmark holding the clean texts, row for row; each scorer's
     #: scores here are also correlated with its own scores there (stability under the noise).
     clean_of: str | None = None
+    #: For sets of several kinds of text (``web_junk``): each text's kind; results then give, per kind, the
+    #: fraction of texts scoring at least ``keep_threshold``.
+    groups: tuple[str, ...] = ()
+    keep_threshold: float | None = None
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -83,6 +88,7 @@ class BenchmarkSet:
             "selection": self.selection,
             "reference_scores": sorted(self.reference_scores),
             **({"noisy_copies_of": self.clean_of} if self.clean_of else {}),
+            **({"kinds": dict(Counter(self.groups)), "keep_threshold": self.keep_threshold} if self.groups else {}),
         }
 
 
@@ -313,8 +319,10 @@ def noisy_caption_benchmarks(noise_types: Sequence[str] | None = None) -> list[B
     return sets
 
 
-BENCHMARK_NAMES = ("captions", "captions_frozen", "words", "nouns", "phrases", NOISY_CAPTIONS)
-#: What ``icc bench`` runs without ``--benchmarks`` (the noisy copies are asked for by name).
+#: Alt-text that is no caption, and real captions (``evaluation/web_junk.py``).
+WEB_JUNK = "web_junk"
+BENCHMARK_NAMES = ("captions", "captions_frozen", "words", "nouns", "phrases", NOISY_CAPTIONS, WEB_JUNK)
+#: What ``icc bench`` runs without ``--benchmarks`` (the noisy copies and the web junk are asked for by name).
 DEFAULT_BENCHMARKS = ("captions", "captions_frozen", "words", "nouns", "phrases")
 #: Optional dependencies of the benchmarks that need any (the norms; the noun benchmark's tagger).
 BENCHMARK_EXTRAS: dict[str, tuple[Extra, ...]] = {"words": (NORMS,), "nouns": (NORMS, SPACY), "phrases": (NORMS,)}

@@ -55,6 +55,9 @@ class BenchResult:
     in_sample_note: str = ""
     #: On noisy copies: the same scorer's scores here against its scores on the clean texts (stability).
     versus_clean: CorrelationReport | None = None
+    #: On sets of several kinds (``web_junk``): per kind, the fraction of texts scoring at least the set's
+    #: ``keep_threshold`` (NaN is not kept).
+    kept: dict[str, float] | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -65,6 +68,7 @@ class BenchResult:
             "in_sample": self.in_sample_note or None,
             **self.report.to_dict(),
             **({"versus_clean": self.versus_clean.to_dict()} if self.versus_clean is not None else {}),
+            **({"kept_fraction": {kind: round(value, 4) for kind, value in self.kept.items()}} if self.kept else {}),
             "seconds": round(self.seconds, 3),
         }
 
@@ -108,5 +112,14 @@ def run_benchmarks(
         note = IN_SAMPLE_NOTES.get(benchmark.data_id, "") if benchmark.data_id in entry.in_sample else ""
         clean = next((r for r in results if r.benchmark == benchmark.clean_of and r.scorer.name == entry.name), None)
         versus_clean = None if clean is None else bootstrap.correlate(scores, clean.scores)
-        results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note, versus_clean))
+        kept = kept_fractions(scores, benchmark) if benchmark.groups else None
+        results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note, versus_clean, kept))
     return results, skipped
+
+
+def kept_fractions(scores: np.ndarray, benchmark: BenchmarkSet) -> dict[str, float]:
+    """Per kind of text, the fraction scoring at least the benchmark's keep threshold (as ``icc filter`` keeps)."""
+    groups = np.array(benchmark.groups)
+    with np.errstate(invalid="ignore"):
+        kept = np.asarray(scores, dtype=float) >= benchmark.keep_threshold
+    return {kind: float(kept[groups == kind].mean()) for kind in dict.fromkeys(benchmark.groups)}

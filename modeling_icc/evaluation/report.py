@@ -104,6 +104,27 @@ def noisy_table(results: Sequence[BenchResult], benchmarks: Sequence[BenchmarkSe
     return "\n".join(lines)
 
 
+def kept_table(benchmark: BenchmarkSet, rows: Sequence[BenchResult]) -> str:
+    """Per kind of text and scorer: the percentage kept at the benchmark's threshold."""
+    kinds = list(dict.fromkeys(benchmark.groups))
+    counts = {kind: benchmark.groups.count(kind) for kind in kinds}
+    lines = [
+        f"### {benchmark.title}",
+        "",
+        f"Source: {benchmark.source}.",
+        f"Selection: {benchmark.selection}.",
+        f"Cells: % of the texts that score >= {benchmark.keep_threshold:g} (kept by icc filter --threshold "
+        f"{benchmark.keep_threshold:g}); NaN is not kept.",
+        "",
+        "| kind | n | " + " | ".join(row.scorer.label for row in rows) + " |",
+        "| --- | ---: |" + " ---: |" * len(rows),
+    ]
+    for kind in kinds:
+        cells = " | ".join(f"{100 * row.kept[kind]:.1f}" for row in rows)
+        lines.append(f"| {kind} | {counts[kind]} | {cells} |")
+    return "\n".join([*lines, ""])
+
+
 def markdown_tables(results: Sequence[BenchResult], benchmarks: Sequence[BenchmarkSet], confidence: float) -> str:
     """One table per benchmark: scorer, n, and each metric with its bootstrap interval; noisy copies of a
     benchmark and their clean set share one table (:func:`noisy_table`)."""
@@ -112,6 +133,9 @@ def markdown_tables(results: Sequence[BenchResult], benchmarks: Sequence[Benchma
     for benchmark in benchmarks:
         rows = [result for result in results if result.benchmark == benchmark.name]
         if not rows or benchmark.name in family:
+            continue
+        if benchmark.groups:
+            lines.append(kept_table(benchmark, rows))
             continue
         lines += [f"### {benchmark.title}", "", f"Label: {benchmark.label_name}. Source: {benchmark.source}."]
         if benchmark.selection:
@@ -161,6 +185,27 @@ def plot_benchmark(benchmark: BenchmarkSet, results: Sequence[BenchResult], path
     for axis in list(axes.flat)[len(results) :]:
         axis.set_visible(False)
     figure.suptitle(benchmark.title, fontsize=10)
+    return save_figure(figure, path)
+
+
+def plot_kept(benchmark: BenchmarkSet, rows: Sequence[BenchResult], path: str | os.PathLike) -> Path:
+    """Bars of the percentage kept per kind of text and scorer, the real captions' kinds last."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    kinds = list(dict.fromkeys(benchmark.groups))
+    figure, axis = plt.subplots(figsize=(12.0, 4.8))
+    width = 0.8 / max(len(rows), 1)
+    for offset, row in enumerate(rows):
+        values = [100 * row.kept[kind] for kind in kinds]
+        axis.bar(np.arange(len(kinds)) + offset * width, values, width, label=row.scorer.label)
+    axis.set_xticks(np.arange(len(kinds)) + width * (len(rows) - 1) / 2, kinds, rotation=35, ha="right", fontsize=8)
+    axis.set_ylabel(f"% scoring >= {benchmark.keep_threshold:g} (kept)", fontsize=9)
+    axis.set_ylim(0, 100)
+    axis.legend(fontsize=8, frameon=False, loc="upper center")
+    axis.set_title(benchmark.title, fontsize=10)
     return save_figure(figure, path)
 
 
@@ -235,7 +280,8 @@ def write_outputs(
     for benchmark in benchmarks:
         rows = [result for result in results if result.benchmark == benchmark.name]
         if rows and benchmark.name not in family:
-            paths.append(plot_benchmark(benchmark, rows, output_dir / f"{name}_{benchmark.name}.png"))
+            plot = plot_kept if benchmark.groups else plot_benchmark
+            paths.append(plot(benchmark, rows, output_dir / f"{name}_{benchmark.name}.png"))
     if any(result.benchmark in family for result in results):
         paths.append(plot_noisy(results, benchmarks, output_dir / f"{name}_noisy_captions.png"))
     return paths

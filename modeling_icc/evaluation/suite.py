@@ -15,6 +15,7 @@ from .data import (
     DEV_LABEL_COLUMN,
     NOISY_CAPTIONS,
     PUBLISHED_COLUMN,
+    WEB_JUNK,
     BenchmarkSet,
     NormSplit,
     caption_benchmark,
@@ -26,6 +27,7 @@ from .data import (
 )
 from .harness import BenchResult, BenchScorer, Skipped, run_benchmarks
 from .report import markdown_tables, write_outputs
+from .web_junk import web_junk_benchmark
 
 
 def load_benchmarks(
@@ -48,6 +50,7 @@ def load_benchmarks(
         "nouns": lambda: noun_benchmark(norm_split),
         "phrases": lambda: phrase_benchmark(norm_split),
         NOISY_CAPTIONS: noisy_caption_benchmarks,
+        WEB_JUNK: web_junk_benchmark,
     }
     unknown = [name for name in names if name not in loaders]
     if unknown:

@@ -13,7 +13,7 @@ from ..utils.caption_text import normalize_caption
 from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
-from .inputs import caption_list, has_content
+from .inputs import caption_list
 
 _DESCRIPTIONS = {feature.name: feature.description for feature in FEATURES}
 #: Features explained relative to their mean on the fitting data (so a typical value contributes ~0);
@@ -32,6 +32,7 @@ class LiteScorer(ConcretenessScorer):
     """
 
     model_id = "lite"
+    zeroes_web_junk = True
 
     def __init__(self, lexicon: Lexicon | None = None, model: LiteModel | None = None) -> None:
         self.lexicon = lexicon or default_lexicon()
@@ -60,10 +61,9 @@ class LiteScorer(ConcretenessScorer):
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
-        if not has_content(text):
-            return Explanation(
-                [], features=[], bias=None, total=math.nan, score=math.nan, method="lite-linear", model_id=self.model_id
-            )
+        unread = self.blank_or_junk_explanation(text, "lite-linear")
+        if unread is not None:
+            return unread
         text = normalize_caption(text)
         values, shares = analyze(text, self.lexicon, detail=True)
         spans: dict[tuple[int, int], float] = {}

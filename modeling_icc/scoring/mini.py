@@ -8,7 +8,6 @@ built on first use, for code that wants them; once the model exists, scores foll
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -32,7 +31,7 @@ from ..utils.windows import split_windows, window_piece_starts, window_weights
 from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
-from .inputs import caption_list, has_content
+from .inputs import caption_list
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
 from .tokenize_workers import TokenizerSpec, built_tokenizer
 
@@ -67,6 +66,7 @@ class MiniScorer(ConcretenessScorer):
     """
 
     model_id = "mini"
+    zeroes_web_junk = True
 
     def __init__(
         self,
@@ -241,16 +241,9 @@ class MiniScorer(ConcretenessScorer):
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
-        if not has_content(text):
-            return Explanation(
-                [],
-                features=[],
-                bias=None,
-                total=math.nan,
-                score=math.nan,
-                method=EXPLANATION_METHOD,
-                model_id=self.model_id,
-            )
+        unread = self.blank_or_junk_explanation(text, EXPLANATION_METHOD)
+        if unread is not None:
+            return unread
         prepared = self._prepare(text)
         normalized = normalize_caption(text)
         surface = normalized if len(normalized) == len(prepared) else prepared

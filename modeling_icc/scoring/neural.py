@@ -41,6 +41,8 @@ class NeuralScorer(ConcretenessScorer):
     ``fast=False`` runs the ``transformers`` module itself, as does ``compile=True``.
     """
 
+    zeroes_web_junk = True
+
     def __init__(
         self,
         model: ICCForConcreteness,

@@ -15,6 +15,7 @@ FROZEN_PARTITION_FILE = "dev_frozen_partition_ids.txt"
 PAPER_EXAMPLES_FILE = "paper_examples.jsonl"
 DEMO_CAPTIONS_FILE = "demo_captions.txt"
 CC3M_CAPTIONS_FILE = "cc3m_validation_captions.tsv"
+LAION_JUNK_FILE = "laion_alttext_junk.tsv"
 #: Distinct CC3M captions the noise stability benchmark measures by default (seed 0).
 CC3M_STABILITY_SAMPLE_SIZE = 2000
 
@@ -78,6 +79,18 @@ def cc3m_captions() -> list[str]:
     """The 15,833 captions of the Conceptual Captions validation split, in file order (unlabelled web alt-text)."""
     with open(data_path(CC3M_CAPTIONS_FILE), encoding="utf-8", newline="") as handle:
         return [row["caption"] for row in csv.DictReader(handle, delimiter="\t")]
+
+
+def cc3m_image_urls() -> list[str]:
+    """The image URLs of the CC3M validation split, in file order (never fetched: real web URLs as text)."""
+    with open(data_path(CC3M_CAPTIONS_FILE), encoding="utf-8", newline="") as handle:
+        return [row["url"] for row in csv.DictReader(handle, delimiter="\t")]
+
+
+def laion_junk_texts() -> list[str]:
+    """The LAION-400M alt-texts that are one URL or one image file name, as scraped (``ATTRIBUTION.md``)."""
+    with open(data_path(LAION_JUNK_FILE), encoding="utf-8", newline="") as handle:
+        return [row["text"] for row in csv.DictReader(handle, delimiter="\t")]
 
 
 def cc3m_distinct_captions() -> list[str]:
