@@ -27,7 +27,7 @@ from ..models.mini.files import (
 )
 from ..models.mini.heads import MiniHeads, head_outputs, token_terms
 from ..utils.caption_text import normalize_caption
-from ..utils.windows import split_windows, window_piece_starts, window_weights
+from ..utils.windows import boundary_prefix, pieces_read, split_windows, window_piece_starts, window_weights
 from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from ..models.mini.modeling_mini import MiniICCModel
 
 EXPLANATION_METHOD = "mini-linear"
+#: Characters per word piece first assumed when a long caption's start is cut for tokenizing (grown if short).
+CHARS_PER_PIECE = 8
 TOKENIZER_FILE = "tokenizer.json"
 
 
@@ -197,26 +199,44 @@ class MiniScorer(ConcretenessScorer):
         tokenizer.no_truncation()
         return tokenizer
 
-    def _long_text_scores(self, prepared: list[str], scores: np.ndarray) -> np.ndarray:
-        """Rescore captions longer than one window: ``sigmoid(weighted mean of their window logits)``.
+    def _read_pieces(self, text: str) -> tuple[str, Encoding]:
+        """The shortest start of ``text`` ending at a word boundary that holds every word piece mini reads
+        (:func:`~modeling_icc.utils.windows.pieces_read`; the whole text when it has fewer), and its encoding:
+        what lies past it is never read, so a megabyte-long caption is not tokenized whole."""
+        needed, chars = pieces_read(self.max_length), CHARS_PER_PIECE * pieces_read(self.max_length)
+        while True:
+            prefix = boundary_prefix(text, chars)
+            encoding = self._full_tokenizer.encode(prefix)
+            if prefix is text or len(encoding.ids) - 2 >= needed:
+                return prefix, encoding
+            chars *= 4
+
+    def _long_text_windows(self, prepared: list[str]) -> dict[int, tuple[str, list[list[int]]]]:
+        """``{index: (the start read, its windows)}`` of the captions read in more than one window.
 
         A WordPiece token covers at least one character, so only texts longer than the window in
-        characters can overflow it; only those are tokenized again, in full. Every other score stays
-        the one-window score, bit for bit.
+        characters can overflow it; only those are tokenized here, in full (up to what is read).
         """
         width = self.max_length - 2
-        owners, rows = [], []
+        long = {}
         for index, text in enumerate(prepared):
             if len(text) > width:
-                windows = split_windows(self._full_tokenizer.encode(text).ids, self.max_length)
+                prefix, encoding = self._read_pieces(text)
+                windows = split_windows(encoding.ids, self.max_length)
                 if len(windows) > 1:
-                    owners.append((index, len(windows)))
-                    rows.extend(windows)
+                    long[index] = (prefix, windows)
+        return long
+
+    def _long_text_scores(self, long: dict[int, tuple[str, list[list[int]]]], scores: np.ndarray) -> np.ndarray:
+        """Rescore captions longer than one window: ``sigmoid(weighted mean of their window logits)``. Every
+        other score stays the one-window score, bit for bit."""
+        rows = [window for _, windows in long.values() for window in windows]
         if not rows:
             return scores
         logits = self._run(rows, lambda chunk: chunk, "logits").astype(np.float64)
         position = 0
-        for index, n_windows in owners:
+        for index, (_, windows) in long.items():
+            n_windows = len(windows)
             logit = np.float32(window_weights(n_windows) @ logits[position : position + n_windows])
             scores[index] = torch.sigmoid(torch.tensor(logit)).item()
             position += n_windows
@@ -224,10 +244,13 @@ class MiniScorer(ConcretenessScorer):
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
         # Texts prepared here, tokenized into packed arrays (in worker processes on a GPU, see
-        # load_scorer's tokenize_workers), batched in NumPy; long ones read again in windows.
+        # load_scorer's tokenize_workers), batched in NumPy; long ones read again in windows (their first
+        # pass reads only the start they are read to, its score replaced).
         prepared = [self._prepare(text) for text in texts]
+        long = self._long_text_windows(prepared)
+        first = [long[index][0] if index in long else text for index, text in enumerate(prepared)]
         workers = default_tokenize_workers(self.device) if self.tokenize_workers is None else self.tokenize_workers
-        return self._long_text_scores(prepared, self._run(prepared, self._token_spec, "scores", workers))
+        return self._long_text_scores(long, self._run(first, self._token_spec, "scores", workers))
 
     def explain(self, text: str) -> Explanation:
         """Exact per-word contributions to the logit: ``sum(words) + bias == total == logit(score)``.
@@ -247,7 +270,7 @@ class MiniScorer(ConcretenessScorer):
         prepared = self._prepare(text)
         normalized = normalize_caption(text)
         surface = normalized if len(normalized) == len(prepared) else prepared
-        encoding: Encoding = self._full_tokenizer.encode(prepared)
+        encoding: Encoding = self._read_pieces(prepared)[1]
         windows = split_windows(encoding.ids, self.max_length)
         weights = window_weights(len(windows))
         starts = window_piece_starts(len(encoding.ids) - 2, self.max_length)
