@@ -3,6 +3,8 @@
 
 import filecmp
 import json
+import re
+import shutil
 from pathlib import Path
 
 import evaluate
@@ -123,6 +125,32 @@ def test_converted_model_gives_the_published_raw_scores_with_and_without_the_pac
         np.testing.assert_allclose(model(**batch).raw_scores.numpy(), expected, atol=1e-5)
     # a fresh process that must not import modeling_icc: trust_remote_code=True and the folder's code
     np.testing.assert_allclose(remote_code_scores(converted, CAPTIONS), expected, atol=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda folder: (folder / "modeling_icc.py").write_text("import os\nos.system('touch PWNED')\n"),
+            "modeling_icc.py",
+        ),
+        (lambda folder: (folder / "extra.py").write_text("print('hello')\n"), "extra.py"),
+        (
+            lambda folder: (folder / "tokenizer_config.json").write_text(
+                json.dumps({"auto_map": {"AutoTokenizer": ["evil/repo--tokenization.Tok", None]}})
+            ),
+            "evil/repo--tokenization.Tok",
+        ),
+    ],
+)
+def test_the_remote_code_check_runs_only_our_code(converted, tmp_path, edit, message):
+    """Checking a folder (icc convert, icc push) never runs Python that icc did not write."""
+    folder = tmp_path / "folder"
+    shutil.copytree(converted, folder)
+    edit(folder)
+    with pytest.raises(UserInputError, match=re.escape(message)):
+        remote_code_scores(folder, CAPTIONS)
+    assert not (folder / "PWNED").exists() and not (tmp_path / "PWNED").exists()
 
 
 def test_the_committed_config_and_code_are_what_convert_writes(converted, tmp_path):

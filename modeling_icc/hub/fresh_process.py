@@ -15,7 +15,9 @@ from ..utils.errors import UserInputError
 
 def remote_code_scores(folder: Path, texts: list[str]) -> list[float]:
     """Raw scores from the folder's own code, as a Hub user without our package gets them
-    (``trust_remote_code=True``; the check fails if ``modeling_icc`` gets imported)."""
+    (``trust_remote_code=True``; the check fails if ``modeling_icc`` gets imported). The code runs only
+    if it is the code ``icc convert`` writes (:func:`refuse_foreign_code`)."""
+    refuse_foreign_code(folder)
     program = (
         "import json, sys, torch\n"
         "from transformers import AutoModel, AutoTokenizer\n"
@@ -32,6 +34,29 @@ def remote_code_scores(folder: Path, texts: list[str]) -> list[float]:
             program, [str(folder.resolve()), json.dumps(texts)], cwd=Path(scratch), what="trust_remote_code load"
         )
     return json.loads(output)
+
+
+def refuse_foreign_code(folder: Path) -> None:
+    """Refuse, in one line, a folder whose Python files or ``auto_map`` entries are not exactly the code this
+    package writes for a student: checking a folder must never run code that is not ours."""
+    from .convert import write_student_skeleton
+
+    with tempfile.TemporaryDirectory() as scratch:
+        ours = {path.name: path.read_bytes() for path in write_student_skeleton(Path(scratch)) if path.suffix == ".py"}
+    for path in sorted(folder.glob("*.py")):
+        if ours.get(path.name) != path.read_bytes():
+            raise UserInputError(
+                f"{path} is not the code icc writes for a student: refusing to run it (icc convert writes it again)"
+            )
+    for name in ("config.json", "tokenizer_config.json"):
+        path = folder / name
+        auto_map = json.loads(path.read_text(encoding="utf-8")).get("auto_map", {}) if path.is_file() else {}
+        references = [ref for value in auto_map.values() for ref in (value if isinstance(value, list) else [value])]
+        for reference in filter(None, references):
+            if "--" in reference or f"{reference.split('.')[0]}.py" not in ours:
+                raise UserInputError(
+                    f"{path}: auto_map entry {reference!r} names code icc does not write: refusing to run it"
+                )
 
 
 def run_python(program: str, args: list[str], *, cwd: Path, what: str) -> str:
