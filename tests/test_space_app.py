@@ -9,6 +9,7 @@ import gzip
 import json
 import shutil
 import subprocess
+import sys
 import time
 import tracemalloc
 from pathlib import Path
@@ -507,3 +508,24 @@ def test_browser_malformed_upload_shows_a_message(browser, app_url, tmp_path):
     browser.find_element(By.ID, "icc-score-button").click()
     wait.until(ec.text_to_be_present_in_element((By.ID, "icc-status"), "line 2 is not valid JSON"))
     assert "Traceback" not in browser.find_element(By.TAG_NAME, "body").text
+
+
+def test_downloads_live_in_one_folder_that_expires_and_goes_with_the_process(monkeypatch, tmp_path):
+    """A long-running Space does not fill /tmp: downloads share one folder, old ones are removed by later
+    requests, and the folder is gone when the server process exits."""
+    rows = ScoredRows(space.captions_from_text("a dog"), np.array([0.9], dtype=np.float32), "lite", "text")
+    first = Path(space.write_download(rows, 0.5))
+    assert first.read_text().splitlines()[0].startswith("caption,icc_score")
+    monkeypatch.setattr(space, "DOWNLOAD_LIFETIME_S", -1)
+    second = Path(space.write_download(rows, 0.5))
+    assert first.parent.parent == second.parent.parent == Path(space.download_folder().name)
+    assert not first.exists() and second.is_file()
+    program = (
+        "from pathlib import Path; import numpy as np\n"
+        "from modeling_icc.apps import gradio as space\n"
+        "rows = space.ScoredRows(space.captions_from_text('a dog'), np.array([0.9], 'float32'), 'lite', 'x')\n"
+        "print(Path(space.write_download(rows, 0.5)).parent.parent)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, env=env, check=True)
+    assert Path(done.stdout.strip()).parent == tmp_path and not Path(done.stdout.strip()).exists()

@@ -14,11 +14,14 @@ from __future__ import annotations
 import html
 import lzma
 import os
+import shutil
 import tempfile
+import time
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
@@ -70,6 +73,8 @@ HIGHLIGHT_ROWS = 10
 _READ_BLOCK = 1 << 20
 #: Bars drawn in the chart (the table holds every row).
 CHART_ROWS = 50
+#: Seconds a download file stays in the Space's own folder (gradio serves its copy from its cache).
+DOWNLOAD_LIFETIME_S = 3600
 ORDERS = ("input order", "most concrete first")
 MINI_CHOICE = "mini (MiniLM + heads, no download)"
 LITE_CHOICE = "lite (embedded, no download)"
@@ -334,10 +339,24 @@ def _word_span(word: str, value: float, scale: float) -> str:
     )
 
 
+@lru_cache(maxsize=1)
+def download_folder() -> tempfile.TemporaryDirectory:
+    """The one folder of this server process's downloads, removed with everything in it when the process exits."""
+    return tempfile.TemporaryDirectory(prefix="icc-space-")
+
+
 def write_download(rows: ScoredRows, threshold: float) -> str:
-    """The scored rows as a file in the upload's format (CSV for pasted text), every column kept."""
+    """The scored rows as a file in the upload's format (CSV for pasted text), every column kept.
+
+    Gradio copies the file into its own cache when it answers; ours is kept :data:`DOWNLOAD_LIFETIME_S`
+    (removed by a later request), so that a long-running Space does not fill its disk."""
     fmt = "csv" if rows.table.fmt == "txt" else rows.table.fmt
-    path = Path(tempfile.mkdtemp(prefix="icc-space-")) / f"icc_scored.{fmt}"
+    folder = Path(download_folder().name)
+    expired = time.time() - DOWNLOAD_LIFETIME_S
+    for old in folder.iterdir():
+        if old.stat().st_mtime < expired:
+            shutil.rmtree(old, ignore_errors=True)
+    path = Path(tempfile.mkdtemp(dir=folder)) / f"icc_scored.{fmt}"
     kept = keep_mask(rows.scores, KeepRule(threshold=threshold))
     columns = {"icc_score": rows.scores, "icc_model": [rows.model_id] * len(rows.scores), "icc_kept": kept.tolist()}
     write_table(rows.table, path, fmt, columns)
