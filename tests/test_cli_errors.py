@@ -708,3 +708,22 @@ def test_the_options_still_work_where_they_apply(tmp_path, capsys):
     args += ["--and-threshold", "0.2", "--uid-column", "id", "--datacomp-subset", tmp_path / "subset.npy"]
     assert icc("filter", "--model", "lite", "--device", "cpu", *args) == 0, capsys.readouterr().err
     assert len(np.load(tmp_path / "subset.npy")) == 1
+
+
+def test_an_all_zero_tar_is_read_as_an_empty_archive_without_trying_decompressors(tmp_path, monkeypatch, capsys):
+    """A sparse file of zeros named .tar is a plain tar's end-of-archive marker: nothing to score, told at
+    once; no decompressor reads it to its end (``tarfile``'s "r:*" let LZMA read gigabytes of zeros)."""
+    import bz2
+    import lzma
+
+    path = tmp_path / "zeros.tar"
+    with open(path, "wb") as stream:
+        stream.truncate(64 << 20)
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a decompressor was tried on a plain tar")
+
+    for module, name in ((lzma, "LZMAFile"), (bz2, "BZ2File")):
+        monkeypatch.setattr(module, name, refuse)
+    assert icc("filter", "--model", "lite", "-i", path, "-o", tmp_path / "kept.jsonl", "--threshold", "0.5") == 0
+    assert "no scored rows" in capsys.readouterr().err

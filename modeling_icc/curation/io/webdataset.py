@@ -57,6 +57,12 @@ def iter_samples(archive: tarfile.TarFile) -> Iterator[tuple[str, list[tarfile.T
         yield key, members
 
 
+#: ``tarfile``'s mode for webdataset shards: plain tar (compressed ones are refused before they are read,
+#: ``compression.refuse_compressed``). Not ``"r:*"``, which tries every decompressor in turn: LZMA's reads
+#: a file that is no xz stream to its end, minutes for gigabytes of zeros.
+TAR_READ_MODE = "r:"
+
+
 def iter_records(path: str | Path) -> Iterator[tuple[dict[str, Any], int]]:
     """One record per sample, with how many of its text/json members could not be decoded.
 
@@ -64,7 +70,7 @@ def iter_records(path: str | Path) -> Iterator[tuple[dict[str, Any], int]]:
     surrogates in a ``.json`` member too); a ``.json`` member that is not a JSON object
     contributes no fields. Each is counted.
     """
-    with tarfile.open(path, "r:*") as archive:
+    with tarfile.open(path, TAR_READ_MODE) as archive:
         for key, members in iter_samples(archive):
             record: dict[str, Any] = {KEY_FIELD: key}
             decoder = LineDecoder()
@@ -102,7 +108,10 @@ def copy_samples(source: str | Path, stream: BinaryIO) -> Iterator[CopySamples]:
     copied unchanged (headers and bytes), so the same input gives the same output
     bytes; each kept sample also gets ``KEY.icc.json`` holding ``sidecar(position)``.
     """
-    with tarfile.open(source, "r:*") as archive, tarfile.open(fileobj=stream, mode="w", format=archive.format) as out:
+    with (
+        tarfile.open(source, TAR_READ_MODE) as archive,
+        tarfile.open(fileobj=stream, mode="w", format=archive.format) as out,
+    ):
         samples = iter_samples(archive)
 
         def copy(n_samples: int, keep_rows: np.ndarray, sidecar: Callable[[int], dict[str, Any]]) -> None:
