@@ -20,6 +20,21 @@ def _descendants(pid: int) -> list:
         return []
 
 
+def _command_line(process) -> str:
+    try:
+        return " ".join(process.cmdline())
+    except psutil.Error:  # gone, or a zombie
+        return ""
+
+
+def _status(process) -> str:
+    """The process's status; "gone" once it no longer exists (a dead, unreaped process is a zombie)."""
+    try:
+        return process.status()
+    except psutil.NoSuchProcess:
+        return "gone"
+
+
 def _outputs(directory: Path) -> dict[str, int]:
     """Every file the job committed (not its temp files), with its modification time (ns)."""
     files = directory.rglob("*")
@@ -72,3 +87,33 @@ def test_a_failed_commit_check_renames_nothing(tmp_path):
         stream.write(b"rows of an orphaned worker\n")
     assert out.read_text() == "the previous output\n"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["00000.jsonl"]
+
+
+def test_the_forkserver_dies_with_a_job_killed_while_its_workers_start(tmp_path):
+    """kill -9 while the forkserver still imports its preload (torch: seconds): it goes at once, and the
+    resource tracker with it, instead of living on until its imports end."""
+    shards = tmp_path / "pool"
+    shards.mkdir()
+    for index in range(2):
+        (shards / f"{index:05d}.txt").write_text("a dog on a red sofa\n" * 100)
+    command = [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", f"{shards}/*.txt"]
+    job = subprocess.Popen(
+        [*command, "--output-dir", tmp_path / "out", "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not any("forkserver" in _command_line(process) for process in _descendants(job.pid)):
+            assert job.poll() is None and time.monotonic() < deadline, "the job ended before its forkserver started"
+            time.sleep(0.01)
+        helpers = _descendants(job.pid)
+        job.kill()
+        job.wait()
+        _, alive = psutil.wait_procs(helpers, timeout=1.0)
+        running = [process for process in alive if _status(process) not in (psutil.STATUS_ZOMBIE, "gone")]
+        assert running == [], f"still running 1 s after the main process: {[_command_line(p) for p in running]}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(job.pid, signal.SIGKILL)

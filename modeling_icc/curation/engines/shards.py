@@ -59,6 +59,7 @@ from ...scoring.devices import FORCE_FP32_ENV
 from ...scoring.load import effective_device_and_dtype, load_scorer
 from ...utils import resumable
 from ...utils.errors import UserInputError
+from ...utils.parent_death import PARENT_ENV
 from ...utils.provenance import environment, write_json
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
@@ -305,8 +306,10 @@ class _TaskRunner:
     def _pool(self) -> ProcessPoolExecutor:
         if self.pool is None:
             context = multiprocessing.get_context("forkserver")
-            context.set_forkserver_preload([__name__])
-            with _sigint_ignored():  # the server, and the workers it forks, leave Ctrl-C to this process
+            # By name: importing the guard here would tie this process to its own parent.
+            context.set_forkserver_preload([f"{__package__}.forkserver_guard", __name__])
+            # The server, and the workers it forks, leave Ctrl-C to this process, and die with it.
+            with _sigint_ignored(), _environment(PARENT_ENV, str(os.getpid())):
                 multiprocessing.forkserver.ensure_running()
             self.reports = context.Queue()
             ranks = context.Value("i", 0)
@@ -327,6 +330,20 @@ class _TaskRunner:
 
 
 _WORKER: dict[str, Any] = {}
+
+
+@contextmanager
+def _environment(name: str, value: str) -> Iterator[None]:
+    """``name=value`` in this process's environment for the block (processes started in it inherit it)."""
+    previous = os.environ.get(name)
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = previous
 
 
 @contextmanager

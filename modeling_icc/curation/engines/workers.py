@@ -5,11 +5,8 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import select
-import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -17,9 +14,7 @@ from collections.abc import Callable
 import torch
 
 from ...scoring.tokenize_workers import usable_cores
-
-#: ``prctl`` option: the signal this process gets when its parent ends (Linux).
-_PR_SET_PDEATHSIG = 1
+from ...utils.parent_death import die_with_parent
 
 
 def device_for_rank(device: str | torch.device | None, rank: int | None, cuda_devices: int | None = None) -> str | None:
@@ -54,8 +49,7 @@ def end_with(main_pid: int) -> Callable[[], None]:
     before a file is renamed into place: it exits if the main process is gone, so a worker never
     commits a file without the job's lock (which the main process holds).
     """
-    if sys.platform.startswith("linux"):
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    die_with_parent()
     try:
         watched = os.pidfd_open(main_pid)
     except ProcessLookupError:
