@@ -284,6 +284,47 @@ def test_a_config_claiming_a_bigger_network_is_refused_before_it_is_allocated(ti
     assert int(growth_kib) < 64 * 1024  # ru_maxrss is in KiB on Linux: the peak stays a normal load's
 
 
+LOAD_COMPLETE_PROBE = """
+import resource, sys
+resource.setrlimit(resource.RLIMIT_AS, (int(sys.argv[3]), int(sys.argv[3])))
+import transformers
+from modeling_icc.utils.checkpoints import load_complete
+from modeling_icc.utils.errors import CheckpointError
+loader = getattr(transformers, sys.argv[4]).from_pretrained
+load_complete(loader, sys.argv[1])  # a normal load: the imports and their memory
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+try:
+    load_complete(loader, sys.argv[2])
+except CheckpointError as error:
+    print(error)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before)
+"""
+
+
+@pytest.mark.parametrize("loader", ["AutoModelForSequenceClassification", "RobertaForSequenceClassification"])
+def test_teacher_and_baseline_loads_refuse_a_bigger_claimed_network_before_allocating_it(
+    published_format_dir, tmp_path, loader
+):
+    """load_complete (teachers, baselines, distillation's backbone) checks a local folder's config against its
+    safetensors headers first, through an Auto class or a model class alike."""
+    claimed = dict(num_hidden_layers=40, hidden_size=8192, num_attention_heads=64, intermediate_size=32768)
+    folder = with_config(copy_checkpoint(published_format_dir, tmp_path / "big"), **claimed)
+    arguments = [str(published_format_dir), str(folder), str(16 << 30), loader]
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_COMPLETE_PROBE, *arguments], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    message, growth_kib = result.stdout.strip().splitlines()
+    assert "weights of the wrong shape (" in message and "8192" in message, message
+    assert int(growth_kib) < 64 * 1024
+
+
+def test_load_complete_says_in_one_line_when_a_config_builds_no_network(published_format_dir, tmp_path):
+    folder = with_config(copy_checkpoint(published_format_dir, tmp_path / "typed"), hidden_size=32.5)
+    with pytest.raises(CheckpointError, match="config"):
+        load_complete(RobertaForSequenceClassification.from_pretrained, folder)
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [("hidden_size", 32.5), ("hidden_size", "32"), ("num_hidden_layers", 0), ("num_hidden_layers", -1)],

@@ -26,6 +26,7 @@ from ..utils.checkpoints import (
     require_finite,
     require_fit,
     safetensors_files,
+    unusable_config,
 )
 from ..utils.errors import CheckpointError
 from .base import ConcretenessScorer
@@ -462,9 +463,8 @@ def _student_config(source: str, name: str, *, local_files_only: bool) -> ICCCon
     try:
         backbone = AutoConfig.from_pretrained(source, local_files_only=local_files_only, trust_remote_code=False)
         config = ICCConfig.from_backbone_config(backbone)
-    except StrictDataclassError as error:  # "Validation error for field 'hidden_size': TypeError: ..."
-        reason = " ".join(str(error).split())
-        raise CheckpointError(f"The checkpoint {name!r} has an unusable config.json: {reason}") from None
+    except StrictDataclassError as error:
+        raise unusable_config(name, error) from None
     for field in SIZE_FIELDS:
         value = getattr(config, field, None)
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:

@@ -9,9 +9,10 @@ through :func:`load_complete`, or with ``output_loading_info=True`` inside
 A checkpoint is data, never code: :func:`load_complete` passes ``trust_remote_code=False``
 and :func:`refuse_remote_code` refuses a folder that asks for its own Python. Before a model
 is allocated, :func:`require_fit` compares the network its config describes (built on the
-meta device) with the safetensors headers, so a config that claims a bigger network than
-the file holds is refused without allocating it; :func:`require_finite` refuses NaN or
-infinite weights after the load.
+meta device) with the safetensors headers (for students, and in :func:`load_complete` for
+every transformers model loaded from a local folder: teachers, baselines, distillation's
+backbone), so a config that claims a bigger network than the file holds is refused without
+allocating it; :func:`require_finite` refuses NaN or infinite weights after the load.
 """
 
 from __future__ import annotations
@@ -115,25 +116,63 @@ def load_complete(
 
     A transformers loader always gets ``trust_remote_code=False``: no Python shipped with a checkpoint
     runs, and transformers never stops to ask on stdin (diffusers' models take no such option)."""
+    name = name or os.fspath(source)
+    _require_fit_before_loading(loader, source, name, allowed_missing)
     # Mismatched shapes are listed in the loading info (and refused) instead of raised without names.
     options = {**kwargs, "output_loading_info": True, "ignore_mismatched_sizes": True, **_no_remote_code(loader)}
     with without_load_report():
         model, loading_info = loader(source, **options)
-    require_complete(
-        name or os.fspath(source),
-        loading_info,
-        allowed_missing=allowed_missing,
-        allowed_unexpected=allowed_unexpected,
-    )
+    require_complete(name, loading_info, allowed_missing=allowed_missing, allowed_unexpected=allowed_unexpected)
     return model
+
+
+def _loader_class(loader: Callable) -> type | None:
+    """The class whose ``from_pretrained`` ``loader`` is (through ``functools.partial``), if any."""
+    while isinstance(loader, partial):
+        loader = loader.func
+    return getattr(loader, "__self__", None)
 
 
 def _no_remote_code(loader: Callable) -> dict[str, bool]:
     """``{"trust_remote_code": False}`` for a transformers loader; nothing for a diffusers model's."""
-    while isinstance(loader, partial):
-        loader = loader.func
-    owner = getattr(loader, "__self__", None)
+    owner = _loader_class(loader)
     return {} if getattr(owner, "__module__", "").startswith("diffusers") else {"trust_remote_code": False}
+
+
+def _require_fit_before_loading(
+    loader: Callable, source: str | os.PathLike, name: str, allowed_missing: tuple[str, ...]
+) -> None:
+    """:func:`require_fit` for a transformers loader and a local folder of safetensors weights: the network
+    its config describes, built on the meta device, against the files' headers, before the loader allocates
+    it. (Hub ids are checked after the load, by :func:`require_complete`; diffusers models too.)"""
+    owner = _loader_class(loader)
+    if not getattr(owner, "__module__", "").startswith("transformers") or not Path(source).is_dir():
+        return
+    files = safetensors_files(source)
+    if files:
+        require_fit(_meta_model(owner, source, name), files, name, allowed_missing=allowed_missing)
+
+
+def _meta_model(owner: type, source: str | os.PathLike, name: str) -> nn.Module:
+    """The network ``owner`` would build from the config in ``source``, on the meta device (no memory)."""
+    import torch
+    from huggingface_hub.errors import StrictDataclassError
+    from transformers import AutoConfig
+
+    try:
+        with torch.device("meta"):
+            if owner.__name__.startswith("Auto"):
+                config = AutoConfig.from_pretrained(source, trust_remote_code=False)
+                return owner.from_config(config, trust_remote_code=False)
+            return owner._from_config(owner.config_class.from_pretrained(source))
+    except (StrictDataclassError, ValueError, TypeError, KeyError, AttributeError) as error:
+        raise unusable_config(name, error) from None
+
+
+def unusable_config(name: str, error: BaseException) -> CheckpointError:
+    """The one-line error for a config.json that sizes no network (a wrongly typed field, say)."""
+    reason = " ".join(str(error).split())  # "Validation error for field 'hidden_size': TypeError: ..."
+    return CheckpointError(f"The checkpoint {name!r} has an unusable config.json: {reason}")
 
 
 def refuse_remote_code(folder: str | os.PathLike, name: str, allowed: Mapping[str, object] | None = None) -> None:
@@ -209,7 +248,9 @@ def stored_tensors(files: Iterable[str | os.PathLike]) -> dict[str, tuple[tuple[
     return stored
 
 
-def require_fit(model: nn.Module, files: Iterable[str | os.PathLike], name: str) -> None:
+def require_fit(
+    model: nn.Module, files: Iterable[str | os.PathLike], name: str, *, allowed_missing: tuple[str, ...] = ()
+) -> None:
     """Refuse, before anything is allocated, weights that cannot fill ``model``: the network the config
     describes, built on the meta device (names and shapes, no memory).
 
@@ -219,7 +260,8 @@ def require_fit(model: nn.Module, files: Iterable[str | os.PathLike], name: str)
     compared instead: weights missing or of the wrong shape are refused with :func:`require_complete`'s
     message, and so is a weight stored as integers or booleans where the model holds floats (a loader
     would cast it silently into a network that scores nonsense). Unexpected weights cost no memory:
-    :func:`require_complete` refuses them after the load.
+    :func:`require_complete` refuses them after the load. Weights under ``allowed_missing`` prefixes may be
+    absent (a new head the caller trains).
     """
     stored = stored_tensors(files)
     parameters = dict(model.named_parameters())
@@ -236,7 +278,7 @@ def require_fit(model: nn.Module, files: Iterable[str | os.PathLike], name: str)
         for target, (_, shape, _) in found.items()
         if shape != tuple(parameters[target].shape)
     ]
-    require_complete(name, {"missing_keys": missing, "mismatched_keys": mismatched})
+    require_complete(name, {"missing_keys": missing, "mismatched_keys": mismatched}, allowed_missing=allowed_missing)
     for target, (key, _, dtype) in sorted(found.items()):
         if parameters[target].is_floating_point() and not _is_float(dtype):
             raise CheckpointError(
