@@ -32,6 +32,7 @@ QUALITY = "benchmarks/quality/quality_dev.json"
 NOISY = "benchmarks/quality/noisy_captions.json"
 STABILITY = "benchmarks/quality/cc3m_noise_stability.json"
 JUNK = "benchmarks/quality/web_junk.json"
+ONNX = "benchmarks/speed/results/mini_onnx_runtime.json"
 GPU = "benchmarks/speed/results/gpu_end_to_end_cuda.json"
 MINI_AMX = "benchmarks/speed/results/mini_throughput_cpu.json"
 MINI_AVX512 = "benchmarks/speed/results/mini_throughput_cpu_avx512.json"
@@ -769,6 +770,35 @@ def _junk_kept(scorer: str, kinds: str) -> Callable[[], set[str]]:
 for row, kinds in (("all junk kinds", "junk"), ("captions: dev split", None), ("captions: CC3M", None)):
     for column, scorer in (("| mini |", "mini"), ("| lite |", "lite"), ("lexical", "lexical"), ("CC3M text", "cc3m")):
         FIGURES.append(Cell("docs/quality.md", "| kind | n |", row, column, JUNK, _junk_kept(scorer, kinds or row)))
+
+ONNX_TABLE = "| encoder | captions/s |"
+for row, variant in (
+    ("torch, today's path", "torch (today)"),
+    ("ONNX Runtime, fp32 as exported", "onnxruntime_fp32"),
+    ("ONNX Runtime, fp32 with", "onnxruntime_fp32_fused"),
+    ("ONNX Runtime, int8", "onnxruntime_int8"),
+):
+    keys = ("results", "throughput", variant)
+    FIGURES += [
+        Cell("docs/speed.md", ONNX_TABLE, row, "captions/s", ONNX, rate(ONNX, *keys, "captions_per_s")),
+        Cell(
+            "docs/speed.md",
+            ONNX_TABLE,
+            row,
+            "vs today",
+            ONNX,
+            rate(ONNX, *keys, "throughput_vs_torch", decimals=2, suffix="x"),
+        ),
+    ]
+FIGURES += [
+    phrase(
+        "docs/speed.md",
+        ONNX,
+        "importing onnxruntime took {} s",
+        rate(ONNX, "results", "import_s", "onnxruntime", decimals=2),
+    ),
+    phrase("docs/speed.md", ONNX, "against {} s for torch", rate(ONNX, "results", "import_s", "torch", decimals=2)),
+]
 
 NOISE_TYPES = get(STABILITY, "noise_types")
 
