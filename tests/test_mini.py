@@ -29,7 +29,7 @@ from modeling_icc.models.mini.modeling_mini import (
 )
 from modeling_icc.scoring.devices import bf16_unavailable_reason, resolve_dtype
 from modeling_icc.utils.errors import CheckpointError
-from modeling_icc.utils.shipped_data import cc3m_captions, dev_split
+from modeling_icc.utils.shipped_data import cc3m_captions, cc3m_distinct_captions, dev_split
 from modeling_icc.utils.windows import split_windows, window_weights
 
 #: The heads evaluated on the frozen partition (issue 23's fourth look: the consistency term on CC3M captions,
@@ -406,3 +406,15 @@ def test_explain_shows_the_normalized_words_and_the_score_of_score(scorer):
     assert [word for word, _ in explanation] == ["Love", "homemade", "burgers", "!", "food", "porn"]
     assert explanation.score == float(scorer.score([text])[0])
     assert scorer.score([text])[0] == scorer.score(["Love homemade burgers! food porn"])[0]
+
+
+def test_a_caption_scores_the_same_whatever_it_is_batched_with():
+    """Bit for bit, across batch sizes and subsets: every engine batches differently, and an exact cut must
+    keep the same rows in all of them (float32 sigmoid and matrix-vector products once rounded by batch
+    shape, attention by padded width)."""
+    captions = cc3m_distinct_captions()[:600]
+    scores = load_scorer("mini", dtype="float32").score(captions)
+    for batch_size in (1, 3, 64):
+        assert np.array_equal(load_scorer("mini", dtype="float32", batch_size=batch_size).score(captions), scores)
+    subset = load_scorer("mini", dtype="float32").score(captions[100:350])
+    assert np.array_equal(subset, scores[100:350])

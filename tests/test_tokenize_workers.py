@@ -139,12 +139,15 @@ def test_the_worker_module_imports_no_torch():
 
 
 def greedy_batches(lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int) -> list[tuple[int, int]]:
-    """The batching rule one row at a time (the implementation before it was vectorized)."""
+    """The batching rule one row at a time: within the budgets, and one padded width per batch."""
     out, start = [], 0
     while start < len(lengths):
         end = start + 1
+        width = padded_width(int(lengths[start]), multiple)
         while end < len(lengths) and end - start < max_rows:
             if (end - start + 1) * padded_width(int(lengths[end]), multiple) > max_tokens:
+                break
+            if padded_width(int(lengths[end]), multiple) != width:
                 break
             end += 1
         out.append((start, end))

@@ -23,10 +23,13 @@ def padded_width(length: int, multiple: int = PAD_MULTIPLE) -> int:
 def plan_batches(
     sorted_lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int = PAD_MULTIPLE
 ) -> Iterator[slice]:
-    """Slices of ``sorted_lengths`` (ascending) such that rows x padded width <= ``max_tokens``.
+    """Slices of ``sorted_lengths`` (ascending) such that rows x padded width <= ``max_tokens``, each holding
+    rows of one padded width.
 
+    One width per batch makes a caption's padding a function of its own length, so its score does not
+    depend on the captions scored beside it (attention's kernels round differently at other widths).
     A single row longer than the budget still gets a batch of its own. Each batch is found with
-    one vectorized search over at most ``max_rows`` lengths (no Python step per row).
+    vectorized searches over at most ``max_rows`` lengths (no Python step per row).
     """
     widths = -(-np.asarray(sorted_lengths, dtype=np.int64) // multiple) * multiple
     start, n = 0, len(widths)
@@ -35,6 +38,7 @@ def plan_batches(
         # Ascending widths: rows x width of a batch ending at each position only grows.
         cost = np.arange(1, len(window) + 1, dtype=np.int64) * window
         size = max(1, int(np.searchsorted(cost, max_tokens, side="right")))
+        size = min(size, int(np.searchsorted(window, window[0], side="right")))
         yield slice(start, start + size)
         start += size
 

@@ -25,7 +25,7 @@ from ..models.mini.files import (
     read_heads,
     shipped_heads_path,
 )
-from ..models.mini.heads import MiniHeads, head_outputs, token_terms
+from ..models.mini.heads import MiniHeads, head_outputs, probability, token_terms
 from ..utils.caption_text import normalize_caption
 from ..utils.windows import boundary_prefix, pieces_read, split_windows, window_piece_starts, window_weights
 from .base import ConcretenessScorer
@@ -238,7 +238,7 @@ class MiniScorer(ConcretenessScorer):
         for index, (_, windows) in long.items():
             n_windows = len(windows)
             logit = np.float32(window_weights(n_windows) @ logits[position : position + n_windows])
-            scores[index] = torch.sigmoid(torch.tensor(logit)).item()
+            scores[index] = probability(torch.tensor(logit)).item()
             position += n_windows
         return scores
 
@@ -308,7 +308,7 @@ class MiniScorer(ConcretenessScorer):
             features=[],
             bias=float(bias),
             total=float(logit),
-            score=float(torch.sigmoid(torch.tensor(logit))),  # as score() computes it
+            score=float(probability(torch.tensor(logit))),  # as score() computes it
             method=EXPLANATION_METHOD,
             model_id=self.model_id,
         )

@@ -112,6 +112,12 @@ def pooled_tokens(heads: MiniHeads, input_ids: torch.Tensor, attention_mask: tor
     return torch.where(content.any(1, keepdim=True), content, nonspecial)
 
 
+def probability(logits: torch.Tensor) -> torch.Tensor:
+    """``sigmoid(logits)`` as float32, computed in float64: float32 sigmoid rounds differently in its vector
+    and scalar code, so a caption's score would depend on how many captions share its batch."""
+    return torch.sigmoid(logits.double()).float()
+
+
 def head_outputs(
     heads: MiniHeads,
     embedding_states: torch.Tensor,
@@ -124,14 +130,16 @@ def head_outputs(
     mask = weights.unsqueeze(-1)
     mean = (embedding_states.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0)  # fp32: weights are not 0/1
     embedding = nn.functional.normalize(mean, dim=-1)
-    token_concreteness = word_states.float() @ heads.word_weight + heads.word_bias
+    # Products as sums along the last axis, not matrix-vector products, whose summation order follows the
+    # batch's shape: a caption's score must not depend on the captions batched with it.
+    token_concreteness = (word_states.float() * heads.word_weight).sum(-1) + heads.word_bias
     use = pooled_tokens(heads, input_ids, attention_mask)
     pooled_weights = use.float() * weights
     pooled = (token_concreteness * pooled_weights).sum(1) / pooled_weights.sum(1).clamp(min=POOLED_WEIGHT_FLOOR)
     features = torch.cat([embedding, ((pooled - RATING_MID) / RATING_HALF_RANGE).unsqueeze(-1)], dim=-1)
-    raw = features @ heads.caption_weight + heads.caption_bias
+    raw = (features * heads.caption_weight).sum(-1) + heads.caption_bias
     logits = heads.calibration[0] * raw + heads.calibration[1]
-    return HeadOutputs(torch.sigmoid(logits), logits, pooled, token_concreteness, use)
+    return HeadOutputs(probability(logits), logits, pooled, token_concreteness, use)
 
 
 @dataclass
