@@ -203,7 +203,8 @@ class MiniScorer(ConcretenessScorer):
         """The shortest start of ``text`` ending at a word boundary that holds every word piece mini reads
         (:func:`~modeling_icc.utils.windows.pieces_read`; the whole text when it has fewer), and its encoding:
         what lies past it is never read, so a megabyte-long caption is not tokenized whole."""
-        needed, chars = pieces_read(self.max_length), CHARS_PER_PIECE * pieces_read(self.max_length)
+        needed = pieces_read(self.max_length)
+        chars = CHARS_PER_PIECE * needed
         while True:
             prefix = boundary_prefix(text, chars)
             encoding = self._full_tokenizer.encode(prefix)
