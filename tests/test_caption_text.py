@@ -13,6 +13,7 @@ from modeling_icc.utils.caption_text import (
     EMOJI_NAMES,
     LINKS_PLACEHOLDER,
     MAX_SEGMENT,
+    MAX_SPLIT_HASHTAGS,
     needs_normalization,
     normalize_caption,
     segment,
@@ -130,3 +131,12 @@ def test_one_unicode_form_nfc_nfd_and_width():
 def test_segmentation_leaves_runs_longer_than_any_hashtag():
     run = "ab" * (MAX_SEGMENT // 2 + 1)
     assert segment(run) == run and segment("ab" * 4) != "ab" * 4
+
+
+def test_only_the_first_hashtags_of_a_caption_are_split():
+    """Past ``MAX_SPLIT_HASHTAGS`` hashtags, the rest are read as written without ``#`` (digits keep it)."""
+    text = " ".join(["#nofilter"] * MAX_SPLIT_HASHTAGS + ["#nofilter", "#VintageStyle", "#6"])
+    words = normalize_caption(text).split(" ")
+    assert words[: 2 * MAX_SPLIT_HASHTAGS] == ["no", "filter"] * MAX_SPLIT_HASHTAGS
+    assert words[2 * MAX_SPLIT_HASHTAGS :] == ["nofilter", "VintageStyle", "#6"]
+    assert normalize_caption(normalize_caption(text)) == normalize_caption(text)

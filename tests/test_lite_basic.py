@@ -39,6 +39,18 @@ def test_blank_unicode_and_huge_captions():
     assert np.isfinite(scores[1:]).all()
 
 
+def test_lite_reads_a_bounded_start_of_a_caption():
+    """Past ``MAX_CHARS`` characters nothing is read (a bound on work): the form cues there change nothing."""
+    scorer = LiteScorer()
+    start = "a red car on a street " * (features.MAX_CHARS // 22) + "a" * (features.MAX_CHARS % 22)
+    assert len(start) == features.MAX_CHARS
+    tail = " Buy now for $9.99! How to draw it? Stock photo 2020-01-01 https://x.com"
+    assert scorer.score([start + tail])[0] == scorer.score([start])[0]
+    assert scorer.explain(start + tail).score == scorer.explain(start).score
+    short = start[:1000]
+    assert scorer.score([short + tail])[0] != scorer.score([short])[0]  # the same cues, read
+
+
 def test_lexicon_records_sources_and_excludes_research_only_mrc():
     sources = lexicon_sources()
     assert {"brysbaert", "muraki", "glasgow", "lancaster"} <= set(sources["sources"])

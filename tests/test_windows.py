@@ -7,7 +7,10 @@ import pytest
 
 from modeling_icc import load_scorer
 from modeling_icc.models.mini.modeling_mini import shipped_heads_path
+from modeling_icc.scoring.progress import reporting_to
 from modeling_icc.testing.captions import SHAPES
+from modeling_icc.utils import caption_text
+from modeling_icc.utils.caption_text import MAX_SPLIT_HASHTAGS
 from modeling_icc.utils.windows import MAX_WINDOWS, WINDOW_DECAY, pieces_read, split_windows, window_weights
 
 
@@ -81,3 +84,22 @@ def test_a_caption_past_the_windows_read_scores_as_its_start(mini):
     whole, start = " ".join(words), " ".join(words[: 2_000 // 3])
     assert mini.score([whole])[0] == mini.score([start])[0]
     assert mini.explain(whole).score == mini.explain(start).score
+
+
+def test_mini_never_reads_as_far_as_the_hashtags_left_unsplit(mini, monkeypatch):
+    """Hashtags past ``MAX_SPLIT_HASHTAGS`` are read as written; every hashtag makes a word piece, so mini's
+    windows end before them: splitting them all gives the same score, bit for bit."""
+    text = SHAPES["distinct_hashtags"](200_000)
+    assert text.count("#") > MAX_SPLIT_HASHTAGS
+    bounded = mini.score([text])[0]
+    monkeypatch.setattr(caption_text, "MAX_SPLIT_HASHTAGS", 10**9)
+    assert mini.score([text])[0] == bounded
+
+
+def test_a_jobs_progress_counts_each_caption_once_however_it_is_read(mini):
+    """Window rows are no captions: a job's report hears of each caption once (one window or twenty)."""
+    counts = []
+    texts = ["a dog on a beach", "x" * 5_000, " ".join(["a brown dog runs on the wet sand"] * 400)]
+    with reporting_to(counts.append):
+        mini.score(texts)
+    assert sum(counts) == len(texts)

@@ -6,10 +6,9 @@ import math
 
 import numpy as np
 
-from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze, caption_features
+from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze, caption_features, text_read
 from ..models.lite.lexicon import Lexicon, default_lexicon
 from ..models.lite.modeling_lite import LiteModel, default_lite_model
-from ..utils.caption_text import normalize_caption
 from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
@@ -28,7 +27,7 @@ class LiteScorer(ConcretenessScorer):
     inside the package. ``score`` is ``sigmoid(logit)`` in [0, 1]; 0.5 separates the
     abstract and concrete halves of the human annotation it was fitted on.
     Captions are normalized for web noise first (:func:`~modeling_icc.utils.caption_text.normalize_caption`,
-    as for mini); only the first 256 words of a caption are read.
+    as for mini); only the first 65,536 characters and, of them, the first 256 words of a caption are read.
     """
 
     model_id = "lite"
@@ -64,7 +63,7 @@ class LiteScorer(ConcretenessScorer):
         unread = self.blank_or_junk_explanation(text, "lite-linear")
         if unread is not None:
             return unread
-        text = normalize_caption(text)
+        text = text_read(text)
         values, shares = analyze(text, self.lexicon, detail=True)
         spans: dict[tuple[int, int], float] = {}
         feature_terms: list[tuple[str, float]] = []

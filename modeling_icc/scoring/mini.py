@@ -32,6 +32,7 @@ from .base import ConcretenessScorer
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
 from .inputs import caption_list
+from .progress import current_report, reporting_to
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
 from .tokenize_workers import TokenizerSpec, built_tokenizer
 
@@ -212,46 +213,53 @@ class MiniScorer(ConcretenessScorer):
                 return prefix, encoding
             chars *= 4
 
-    def _long_text_windows(self, prepared: list[str]) -> dict[int, tuple[str, list[list[int]]]]:
-        """``{index: (the start read, its windows)}`` of the captions read in more than one window.
-
-        A WordPiece token covers at least one character, so only texts longer than the window in
-        characters can overflow it; only those are tokenized here, in full (up to what is read).
-        """
+    def _windows_of_long_texts(self, prepared: list[str]) -> dict[int, list[list[int]]]:
+        """``{index: its windows}`` of the captions that could overflow one window, tokenized here (up to what
+        is read): a WordPiece token covers at least one character, so only texts longer than the window in
+        characters can overflow it. Most of them still fit one window."""
         width = self.max_length - 2
-        long = {}
-        for index, text in enumerate(prepared):
-            if len(text) > width:
-                prefix, encoding = self._read_pieces(text)
-                windows = split_windows(encoding.ids, self.max_length)
-                if len(windows) > 1:
-                    long[index] = (prefix, windows)
-        return long
+        return {
+            index: split_windows(self._read_pieces(text)[1].ids, self.max_length)
+            for index, text in enumerate(prepared)
+            if len(text) > width
+        }
 
-    def _long_text_scores(self, long: dict[int, tuple[str, list[list[int]]]], scores: np.ndarray) -> np.ndarray:
-        """Rescore captions longer than one window: ``sigmoid(weighted mean of their window logits)``. Every
-        other score stays the one-window score, bit for bit."""
-        rows = [window for _, windows in long.values() for window in windows]
+    def _long_text_scores(self, long: dict[int, list[list[int]]], scores: np.ndarray) -> np.ndarray:
+        """Score captions longer than one window: ``sigmoid(weighted mean of their window logits)``."""
+        rows = [window for windows in long.values() for window in windows]
         if not rows:
             return scores
-        logits = self._run(rows, lambda chunk: chunk, "logits").astype(np.float64)
+        with reporting_to(lambda count: None):  # window rows are no captions: reported below, one per caption
+            logits = self._run(rows, lambda chunk: chunk, "logits").astype(np.float64)
         position = 0
-        for index, (_, windows) in long.items():
+        for index, windows in long.items():
             n_windows = len(windows)
             logit = np.float32(window_weights(n_windows) @ logits[position : position + n_windows])
             scores[index] = probability(torch.tensor(logit)).item()
             position += n_windows
+        report = current_report()
+        if report is not None:
+            report(len(long))
         return scores
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
         # Texts prepared here, tokenized into packed arrays (in worker processes on a GPU, see
-        # load_scorer's tokenize_workers), batched in NumPy; long ones read again in windows (their first
-        # pass reads only the start they are read to, its score replaced).
+        # load_scorer's tokenize_workers), batched in NumPy. Texts long in characters were tokenized here
+        # already (to find their windows): those that fit one window are scored from those ids (a megabyte-long
+        # word is not tokenized twice), the longer ones read in windows. A caption's score does not depend
+        # on what it is batched with, so the three groups score as they would together.
         prepared = [self._prepare(text) for text in texts]
-        long = self._long_text_windows(prepared)
-        first = [long[index][0] if index in long else text for index, text in enumerate(prepared)]
-        workers = default_tokenize_workers(self.device) if self.tokenize_workers is None else self.tokenize_workers
-        return self._long_text_scores(long, self._run(first, self._token_spec, "scores", workers))
+        windowed = self._windows_of_long_texts(prepared)
+        scores = np.empty(len(prepared), dtype=np.float32)
+        plain = [index for index in range(len(prepared)) if index not in windowed]
+        if plain:
+            workers = default_tokenize_workers(self.device) if self.tokenize_workers is None else self.tokenize_workers
+            scores[plain] = self._run([prepared[index] for index in plain], self._token_spec, "scores", workers)
+        one_window = [index for index, windows in windowed.items() if len(windows) == 1]
+        if one_window:
+            scores[one_window] = self._run([windowed[index][0] for index in one_window], lambda chunk: chunk, "scores")
+        long = {index: windows for index, windows in windowed.items() if len(windows) > 1}
+        return self._long_text_scores(long, scores)
 
     def explain(self, text: str) -> Explanation:
         """Exact per-word contributions to the logit: ``sum(words) + bias == total == logit(score)``.

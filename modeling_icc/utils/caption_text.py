@@ -7,7 +7,9 @@ Ray paths (all of which call ``score()``) read the same text:
 
 * URLs (``http://``, ``https://``, ``www.``) and @handles are dropped;
 * hashtags become words: ``#VintageStyle`` -> ``Vintage Style`` (camel case), ``#vintagestyle`` ->
-  ``vintage style`` (known-word splitting, :func:`segment`); a hashtag of digits only (``#6``) is kept;
+  ``vintage style`` (known-word splitting, :func:`segment`); a hashtag of digits only (``#6``) is kept.
+  Only a caption's first :data:`MAX_SPLIT_HASHTAGS` hashtags are split; later ones lose their ``#`` and are
+  read as written, so that a caption of a hundred thousand distinct hashtags costs no more than reading it;
 * emoji and pictographic symbols are dropped (``EMOJI_DROP``; :data:`EMOJI_NAMES` maps them to their
   Unicode names instead, the variant cross-validation did not pick, see ``docs/mini.md``);
 * ``!!!``/``?!?`` -> ``!``/``?``, runs of 3+ decoration characters (``***``, ``~~~``, ``---``) -> one,
@@ -31,9 +33,11 @@ as its frequency: a segmentation minimizes ``sum(log(rank) + WORD_COST)``, prefe
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal
 
@@ -59,6 +63,11 @@ MAX_WORD = 24
 #: Longest run of letters segmented into words; a longer one (no real hashtag) is kept as it is, so that
 #: a megabyte-long hashtag costs no more than reading it.
 MAX_SEGMENT = 128
+#: Hashtags of one caption split into words; the later ones are read as written (without ``#``). Real
+#: captions carry tens (Instagram allows 30). Splitting costs about 15 µs a hashtag, so without a bound a
+#: megabyte of distinct hashtags took most of a second. ``mini`` reads at most ``pieces_read(128)`` = 1,324
+#: word pieces and every hashtag makes at least one, so its scores never depend on this bound.
+MAX_SPLIT_HASHTAGS = 4096
 #: First whole-word id of the BERT uncased vocabulary ("the"); ids below are specials and characters.
 FIRST_WORD_ID = 1996
 
@@ -166,6 +175,20 @@ def hashtag_words(body: str) -> str:
     return " ".join(parts)
 
 
+def _hashtag_rewriter() -> Callable[[re.Match], str]:
+    """The replacement of one caption's hashtags: :func:`hashtag_words` for its first
+    :data:`MAX_SPLIT_HASHTAGS`, then the body as written (digits-only bodies keep their ``#``, as always)."""
+    seen = itertools.count()
+
+    def rewrite(match: re.Match) -> str:
+        body = match.group(1)
+        if next(seen) < MAX_SPLIT_HASHTAGS:
+            return hashtag_words(body)
+        return "#" + body if body.isdigit() else body
+
+    return rewrite
+
+
 def _squeeze_letters(match: re.Match) -> str:
     word = match.group(0)
     double = _REPEATS.sub(r"\1\1", word)
@@ -215,7 +238,7 @@ def normalize_caption(text: str, *, emoji: EmojiMode = EMOJI_DROP, links: LinkMo
     placeholder = links == LINKS_PLACEHOLDER
     out = _URL.sub(URL_PLACEHOLDER if placeholder else "", text)
     out = _HANDLE.sub(HANDLE_PLACEHOLDER if placeholder else "", out)
-    out = _HASHTAG.sub(lambda match: hashtag_words(match.group(1)), out)
+    out = _HASHTAG.sub(_hashtag_rewriter(), out)
     out = _EMOJI.sub(_emoji_name if emoji == EMOJI_NAMES else " ", out)
     out = _EXCLAIM.sub(r"\1", out)
     out = _DECORATION.sub(r"\1", out)

@@ -23,6 +23,10 @@ from .lexicon import Lexicon
 
 #: Words past this many are ignored (a documented bound on work per caption).
 MAX_WORDS = 256
+#: Characters of a caption read (a documented bound on work per caption): the form cues and capitals are
+#: looked for in the whole text read, so without a bound a megabyte-long caption took over a second. Real
+#: captions, and the long descriptions of the held-out sets, are a few thousand characters at most.
+MAX_CHARS = 65_536
 #: Values used when a caption has no rated content word (the scales' midpoints).
 NEUTRAL_CONCRETENESS = 3.0
 NEUTRAL_VISUAL = 2.5
@@ -126,10 +130,16 @@ class WordShares:
     denominators: dict[str, int] = field(default_factory=dict)
 
 
+def text_read(text: str) -> str:
+    """What lite reads of a caption as it comes: its first :data:`MAX_CHARS` characters, normalized (web noise
+    removed, :func:`~modeling_icc.utils.caption_text.normalize_caption`)."""
+    return normalize_caption(text[:MAX_CHARS])
+
+
 def caption_features(text: str, lexicon: Lexicon) -> list[float]:
-    """The feature values lite reads for a caption as it comes: of its normalized text (web noise removed,
-    :func:`~modeling_icc.utils.caption_text.normalize_caption`), so the fit and the scorer read the same."""
-    return analyze(normalize_caption(text), lexicon)[0]
+    """The feature values lite reads for a caption as it comes (:func:`text_read`), so the fit and the scorer
+    read the same."""
+    return analyze(text_read(text), lexicon)[0]
 
 
 def analyze(text: str, lexicon: Lexicon, detail: bool = False) -> tuple[list[float], WordShares | None]:
