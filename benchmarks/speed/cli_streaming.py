@@ -1,7 +1,8 @@
 """Single-file ``icc score`` / ``icc filter`` jobs on many captions: peak memory and throughput.
 
-Writes ``--n`` synthetic LAION-like captions (``synthetic_captions``) to a ``.txt`` file and
-runs the CLI on them with the embedded lite model (``--models``: also ``tiny-student``, a tiny
+Writes ``--n`` synthetic LAION-like captions (``synthetic_captions``; ``--captions cc3m``: the shipped CC3M
+validation captions, repeated) to a ``.txt`` file and
+runs the CLI on them with the embedded lite model (``--models``: also ``mini``, and ``tiny-student``, a tiny
 random student saved for the run, to time the neural path's reading and writing), each run a
 fresh process:
 
@@ -40,6 +41,7 @@ from result_file import write_result
 
 from modeling_icc.testing import save_tiny_student
 from modeling_icc.utils.provenance import synthetic_captions
+from modeling_icc.utils.shipped_data import cc3m_captions
 
 RESULTS = Path(__file__).resolve().parent / "results"
 GOAL_MB_ABOVE_BASELINE = 300
@@ -50,6 +52,19 @@ CASES = {
     "filter threshold": (["filter", "--threshold", "0.5"], False),
     "filter top-fraction": (["filter", "--top-fraction", "0.3"], False),
 }
+
+
+CAPTION_SOURCES = {
+    "synthetic": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions)",
+    "cc3m": "the 15,833 CC3M validation captions shipped with the package, repeated in order to n",
+}
+
+
+def captions(source: str, n: int) -> list[str]:
+    if source == "synthetic":
+        return synthetic_captions(n, seed=0)
+    pool = [caption.replace("\n", " ") for caption in cc3m_captions()]
+    return [pool[index % len(pool)] for index in range(n)]
 
 
 def command(args: list[str], model: str, source: Path, output: Path, stdin: bool) -> list[str]:
@@ -91,7 +106,10 @@ def main() -> None:
     parser.add_argument(
         "--cases", nargs="+", choices=list(CASES), default=list(CASES), help="jobs to run (default: all)"
     )
-    parser.add_argument("--models", nargs="+", choices=("lite", "tiny-student"), default=["lite"])
+    parser.add_argument("--models", nargs="+", choices=("lite", "mini", "tiny-student"), default=["lite"])
+    parser.add_argument(
+        "--captions", choices=CAPTION_SOURCES, default="synthetic", help="synthetic LAION-like, or CC3M repeated"
+    )
     parser.add_argument("--compare-with", type=Path, default=None, metavar="DIR", help="a 'before' source tree")
     parser.add_argument("--out", type=Path, default=RESULTS / "cli_streaming.json")
     args = parser.parse_args()
@@ -100,9 +118,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="icc-bench-") as directory:
         work = Path(directory)
         big, tiny = work / "captions.txt", work / "one.txt"
-        big.write_text("\n".join(synthetic_captions(args.n, seed=0)) + "\n", encoding="utf-8")
+        big.write_text("\n".join(captions(args.captions, args.n)) + "\n", encoding="utf-8")
         tiny.write_text("a dog on a beach\n", encoding="utf-8")
-        models = {"lite": "lite", "tiny-student": str(save_tiny_student(work / "tiny-student"))}
+        models = {"lite": "lite", "mini": "mini", "tiny-student": str(save_tiny_student(work / "tiny-student"))}
         for model_name in args.models:
             for name in args.cases:
                 cli_args, stdin = CASES[name]
@@ -137,8 +155,12 @@ def main() -> None:
         "cli_streaming",
         args.out,
         results,
-        captions={"n": args.n, "source": "synthetic LAION-like (modeling_icc.utils.provenance.synthetic_captions)"},
-        models={"lite": "lite", "tiny-student": "a tiny random student (modeling_icc.testing.save_tiny_student)"},
+        captions={"n": args.n, "source": CAPTION_SOURCES[args.captions]},
+        models={
+            "lite": "lite",
+            "mini": "mini",
+            "tiny-student": "a tiny random student (modeling_icc.testing.save_tiny_student)",
+        },
         before=str(args.compare_with) if args.compare_with else None,
         repeats=args.repeats,
         goal_mb_above_baseline=GOAL_MB_ABOVE_BASELINE,
