@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from modeling_icc import testing
+from modeling_icc.models.mini.onnx_graph import CACHE_DIR_ENV
 from modeling_icc.utils import shipped_data
 
 #: Modules whose tests compare neural or mini scores, or the dtype a scorer resolves: their results depend on
@@ -35,6 +36,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.module is not None and item.module.__name__.rpartition(".")[2] in DTYPE_MODULES:
             item.add_marker(pytest.mark.dtype)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def graph_cache(tmp_path_factory) -> Path:
+    """mini's ONNX graph is built once per test session, in a folder of its own (never the user's cache)."""
+    folder = tmp_path_factory.mktemp("icc_cache")
+    os.environ[CACHE_DIR_ENV] = str(folder)  # the CLI's subprocesses inherit it
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -33,6 +33,7 @@ NOISY = "benchmarks/quality/noisy_captions.json"
 STABILITY = "benchmarks/quality/cc3m_noise_stability.json"
 JUNK = "benchmarks/quality/web_junk.json"
 ONNX = "benchmarks/speed/results/mini_onnx_runtime.json"
+RUNTIMES = "benchmarks/speed/results/mini_runtimes.json"
 GPU = "benchmarks/speed/results/gpu_end_to_end_cuda.json"
 MINI_AMX = "benchmarks/speed/results/mini_throughput_cpu.json"
 MINI_AVX512 = "benchmarks/speed/results/mini_throughput_cpu_avx512.json"
@@ -798,6 +799,89 @@ FIGURES += [
         rate(ONNX, "results", "import_s", "onnxruntime", decimals=2),
     ),
     phrase("docs/speed.md", ONNX, "against {} s for torch", rate(ONNX, "results", "import_s", "torch", decimals=2)),
+]
+
+RUNTIMES_TABLE = "| on the AVX2-only CPU | torch | ONNX Runtime | ratio | goal (issue 37) |"
+
+
+def _goal(key: str, goal: float, text: str, *, higher_is_better: bool) -> Callable[[], set[str]]:
+    """``text: met`` or ``text: not met``, as ``key`` of the ONNX Runtime results compares with ``goal``."""
+
+    def expected() -> set[str]:
+        value = get(RUNTIMES, "results", *key.split("/"))
+        return {f"{text}: {'met' if (value >= goal if higher_is_better else value <= goal) else 'not met'}"}
+
+    return expected
+
+
+def _scientific(*keys: str) -> Callable[[], set[str]]:
+    return lambda: {f"{get(RUNTIMES, 'results', *keys):.1e}"}
+
+
+for row, key, decimals, suffix, ratio, goal in (
+    (
+        "start-up of",
+        "startup_s",
+        2,
+        " s",
+        "startup_speedup",
+        _goal("onnxruntime_vs_torch/startup_speedup", 3, "3x faster", higher_is_better=True),
+    ),
+    (
+        'load_scorer("mini").score()',
+        "captions_per_s",
+        0,
+        "",
+        "throughput_ratio",
+        _goal("onnxruntime_vs_torch/throughput_ratio", 2, "2x", higher_is_better=True),
+    ),
+    (
+        "peak RSS",
+        "filter_peak_rss_mb",
+        0,
+        " MB",
+        "filter_peak_rss_ratio",
+        _goal("onnxruntime/filter_peak_rss_mb", 500, "500 MB", higher_is_better=False),
+    ),
+):
+    FIGURES += [
+        Cell(
+            "docs/speed.md",
+            RUNTIMES_TABLE,
+            row,
+            "torch",
+            RUNTIMES,
+            rate(RUNTIMES, "results", "torch", key, decimals=decimals, suffix=suffix),
+        ),
+        Cell(
+            "docs/speed.md",
+            RUNTIMES_TABLE,
+            row,
+            "ONNX Runtime",
+            RUNTIMES,
+            rate(RUNTIMES, "results", "onnxruntime", key, decimals=decimals, suffix=suffix),
+        ),
+        Cell(
+            "docs/speed.md",
+            RUNTIMES_TABLE,
+            row,
+            "ratio",
+            RUNTIMES,
+            rate(
+                RUNTIMES,
+                "results",
+                "onnxruntime_vs_torch",
+                ratio,
+                decimals=2,
+                suffix="" if ratio.endswith("rss_ratio") else "x",
+            ),
+        ),
+        Cell("docs/speed.md", RUNTIMES_TABLE, row, "goal", RUNTIMES, goal),
+    ]
+FIGURES += [
+    phrase("docs/speed.md", RUNTIMES, "differ by at most {} on the first", _scientific("scores", "max_abs_difference")),
+    phrase("docs/speed.md", RUNTIMES, "(median {})", _scientific("scores", "median_abs_difference")),
+    phrase("docs/speed.md", RUNTIMES, "the first {} distinct CC3M", count(RUNTIMES, "results", "scores", "captions")),
 ]
 
 NOISE_TYPES = get(STABILITY, "noise_types")

@@ -10,7 +10,6 @@ from modeling_icc import (
     DEFAULT_MODEL_ID,
     PUBLISHED_MODEL_ID,
     LiteScorer,
-    MiniScorer,
     ModelNotAvailableError,
     load_scorer,
 )
@@ -20,6 +19,7 @@ from modeling_icc.scoring.load import (
     clear_scorer_cache,
     fallback_notices,
 )
+from modeling_icc.scoring.mini_reading import MiniReading
 from modeling_icc.utils.errors import CheckpointError
 
 CAPTIONS = ["a man with a white shirt", "a great method of quantifying concreteness", "a red car on a street"]
@@ -49,7 +49,7 @@ def test_without_a_name_the_default_is_mini_which_loads_offline():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no download tried, nothing falls back
         scorer = load_scorer()
-        assert isinstance(scorer, MiniScorer) and scorer.model_id == "mini"
+        assert isinstance(scorer, MiniReading) and scorer.model_id == "mini"
         assert load_scorer(cache=True) is load_scorer("mini", cache=True)  # one model, one cache entry
     expected = load_scorer("mini", cache=True).score(CAPTIONS)
     np.testing.assert_array_equal(scorer.score(CAPTIONS), expected)

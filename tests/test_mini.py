@@ -17,7 +17,7 @@ from precision import REDUCED_PRECISION_ATOL, score_atol
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-from modeling_icc import MiniScorer, load_scorer
+from modeling_icc import ConcretenessScorer, MiniScorer, load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.models.mini import MiniICCModel
 from modeling_icc.models.mini.files import prepare_text
@@ -44,13 +44,24 @@ CAPTIONS = [
 
 
 @pytest.fixture(scope="module")
-def scorer() -> MiniScorer:
+def scorer() -> ConcretenessScorer:
+    """mini as users get it: on ONNX Runtime on CPUs without native bf16, on torch elsewhere."""
     return load_scorer("mini")
 
 
 @pytest.fixture(scope="module")
-def fp32_scorer(scorer) -> MiniScorer:
-    return scorer if scorer.dtype == torch.float32 else load_scorer("mini", dtype="float32")
+def fp32_scorer() -> MiniScorer:
+    """mini's torch runtime in fp32, whose ``model`` the scores follow."""
+    return MiniScorer(dtype="float32")
+
+
+def use_heads(monkeypatch, path) -> None:
+    """Both runtimes read the heads at ``path`` as the shipped ones."""
+    import modeling_icc.scoring.mini as mini_scoring
+    import modeling_icc.scoring.mini_onnx as mini_onnx
+
+    monkeypatch.setattr(mini_scoring, "shipped_heads_path", lambda: path)
+    monkeypatch.setattr(mini_onnx, "shipped_heads_path", lambda: path)
 
 
 def heads_file(tmp_path, tensors=None, metadata=None, name="heads.safetensors"):
@@ -68,7 +79,8 @@ def test_shipped_heads_are_the_evaluated_bytes():
     assert hashlib.sha256(shipped_heads_path().read_bytes()).hexdigest() == EVALUATED_HEADS_SHA256
 
 
-def test_model_is_the_pip_base_plus_the_shipped_heads(scorer):
+def test_model_is_the_pip_base_plus_the_shipped_heads(fp32_scorer):
+    scorer = fp32_scorer
     model = scorer.model
     assert model.config.model_type == "icc_mini" and model.config.num_layers == len(model.bert.encoder.layer) == 4
     with safe_open(str(base_model_path() / BASE_WEIGHTS_FILE), framework="pt") as base:
@@ -183,7 +195,8 @@ def test_scoring_with_mini_imports_no_transformers():
     assert result.stdout.splitlines()[-1] == "False"
 
 
-def test_default_dtype_follows_the_hardware_and_heads_stay_fp32(scorer):
+def test_default_dtype_follows_the_hardware_and_heads_stay_fp32():
+    scorer = load_scorer("mini")  # its own: asking for the model makes its scores follow the model
     assert scorer.model.bert.dtype == resolve_dtype(None, torch.device("cpu"))
     assert scorer.model.word_head.weight.dtype == torch.float32
 
@@ -304,12 +317,10 @@ def test_cli_scores_filters_and_explains_with_mini(tmp_path, capsys):
 
 
 def test_cli_reports_a_broken_heads_file_in_one_line(tmp_path, monkeypatch, capsys):
-    import modeling_icc.scoring.mini as mini_scoring
-
     broken = tmp_path / "mini_heads.safetensors"
     shutil.copyfile(shipped_heads_path(), broken)
     broken.write_bytes(broken.read_bytes()[:-100])
-    monkeypatch.setattr(mini_scoring, "shipped_heads_path", lambda: broken)
+    use_heads(monkeypatch, broken)
     assert main(["score", "--model", "mini", "a dog"]) == 2
     err = capsys.readouterr().err
     assert "could not be read" in err and "Traceback" not in err
@@ -337,12 +348,10 @@ def poisoned(name: str, value: float):
     ids=["nan", "inf", "int8", "bool"],
 )
 def test_heads_that_cannot_score_are_refused_by_the_model_and_the_cli(tmp_path, monkeypatch, capsys, tensors, message):
-    import modeling_icc.scoring.mini as mini_scoring
-
     path = heads_file(tmp_path, tensors)
     with pytest.raises(CheckpointError, match=re.escape(message)):
         MiniICCModel.from_base_and_heads(path)
-    monkeypatch.setattr(mini_scoring, "shipped_heads_path", lambda: path)
+    use_heads(monkeypatch, path)
     assert main(["score", "--model", "mini", "a dog"]) == 2
     captured = capsys.readouterr()
     assert captured.out == "" and message in captured.err and "Traceback" not in captured.err

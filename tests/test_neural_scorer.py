@@ -8,8 +8,9 @@ import torch
 
 from modeling_icc import LiteScorer, ModelNotAvailableError, NeuralScorer, load_scorer
 from modeling_icc.evaluation.baselines.lexical import LexicalNormScorer
-from modeling_icc.scoring.devices import FORCE_FP32_ENV, cpu_has_native_bf16, fp32_forced, resolve_dtype
+from modeling_icc.scoring.devices import FORCE_FP32_ENV, fp32_forced, resolve_dtype
 from modeling_icc.scoring.load import CheckpointError
+from modeling_icc.scoring.runtimes import cpu_has_native_bf16
 from modeling_icc.testing import tiny_tokenizer
 
 CAPTIONS = [
@@ -197,12 +198,12 @@ def test_repeated_captions_are_scored_once_and_share_one_score(tiny_student_dir,
 
 
 def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatch):
-    import modeling_icc.scoring.runner as runner
+    import modeling_icc.scoring.chunks as chunks
 
     scorer = load_scorer(tiny_student_dir, dtype="float32", batch_size=3)
     texts = [f"{caption} {i}" for i, caption in enumerate(CAPTIONS * 6)]
     whole = scorer.score(texts, raw=True)
-    monkeypatch.setattr(runner, "CHUNK_SIZE", 5)
+    monkeypatch.setattr(chunks, "CHUNK_SIZE", 5)
     np.testing.assert_allclose(scorer.score(texts, raw=True), whole, atol=1e-6)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from modeling_icc import load_scorer
 from modeling_icc.cli.main import main
-from modeling_icc.scoring import runner
+from modeling_icc.scoring import chunks
 from modeling_icc.scoring.progress import PROGRESS_DELAY
 from modeling_icc.utils.provenance import synthetic_captions
 
@@ -45,7 +45,7 @@ class RecordingBar:
 def bars(monkeypatch) -> list[RecordingBar]:
     RecordingBar.made = []
     monkeypatch.setattr("tqdm.auto.tqdm", RecordingBar)
-    monkeypatch.setattr(runner, "tqdm", RecordingBar)
+    monkeypatch.setattr(chunks, "tqdm", RecordingBar)
     return RecordingBar.made
 
 
@@ -90,7 +90,7 @@ def test_score_shows_a_bar_on_a_terminal_once_a_call_runs_two_seconds(tiny_stude
     """The Python API: any input may get a bar (it appears after PROGRESS_DELAY seconds), updated per batch."""
     scorer = load_scorer(tiny_student_dir, "cpu", "float32", batch_size=4)
     RecordingBar.made = []
-    monkeypatch.setattr(runner, "tqdm", RecordingBar)
+    monkeypatch.setattr(chunks, "tqdm", RecordingBar)
     monkeypatch.setattr(sys.stderr, "isatty", lambda: terminal)
     scorer.score(synthetic_captions(40, seed=3))
     (bar,) = RecordingBar.made

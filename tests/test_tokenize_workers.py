@@ -14,7 +14,7 @@ import torch
 from modeling_icc import NeuralScorer, load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.curation.engines import shards
-from modeling_icc.scoring import runner
+from modeling_icc.scoring import chunks, runner
 from modeling_icc.scoring.batching import pad_packed, pad_rows, padded_width, plan_batches
 from modeling_icc.scoring.tokenize_workers import (
     PackedTokens,
@@ -91,9 +91,9 @@ def reference_scores(model, tokenizer, texts: list[str]) -> np.ndarray:
 @pytest.mark.parametrize("workers", [0, 1, 2])
 def test_scores_equal_the_plain_path_for_any_number_of_workers(monkeypatch, workers):
     """Same scores, input order, duplicates sharing a score, NaN for blank and non-text captions."""
-    monkeypatch.setattr(runner, "POOL_MIN_CAPTIONS", 0)  # use the pool even for this small input
-    monkeypatch.setattr(runner, "MIN_TASK_SIZE", 7)  # several tasks per chunk, on both workers
-    monkeypatch.setattr(runner, "CHUNK_SIZE", 100)  # several chunks
+    monkeypatch.setattr(chunks, "POOL_MIN_CAPTIONS", 0)  # use the pool even for this small input
+    monkeypatch.setattr(chunks, "MIN_TASK_SIZE", 7)  # several tasks per chunk, on both workers
+    monkeypatch.setattr(chunks, "CHUNK_SIZE", 100)  # several chunks
     tokenizer, model = tiny_tokenizer(), tiny_student()
     texts = [*captions(), "a dog", "", "   ", None, 3, "a dog", *captions()[:50]]
     expected = reference_scores(model, tokenizer, texts)
@@ -189,7 +189,7 @@ def test_a_dead_worker_fails_its_callers_and_is_replaced():
 
 
 def test_load_scorer_takes_tokenize_workers_per_call_also_from_the_cache(tiny_student_dir, monkeypatch):
-    monkeypatch.setattr(runner, "POOL_MIN_CAPTIONS", 0)
+    monkeypatch.setattr(chunks, "POOL_MIN_CAPTIONS", 0)
     cached = load_scorer(tiny_student_dir, "cpu", "float32", cache=True)
     pooled = load_scorer(tiny_student_dir, "cpu", "float32", cache=True, tokenize_workers=2)
     assert pooled.model is cached.model and (cached.tokenize_workers, pooled.tokenize_workers) == (None, 2)
@@ -201,7 +201,7 @@ def test_load_scorer_takes_tokenize_workers_per_call_also_from_the_cache(tiny_st
 
 
 def test_mini_scores_the_same_with_tokenizer_workers(monkeypatch):
-    monkeypatch.setattr(runner, "POOL_MIN_CAPTIONS", 0)
+    monkeypatch.setattr(chunks, "POOL_MIN_CAPTIONS", 0)
     texts = [*captions()[:120], "A Dog ON a Beach", "a dog on a beach"]
     in_process = load_scorer("mini", "cpu", "float32", tokenize_workers=0).score(texts)
     pooled = load_scorer("mini", "cpu", "float32", tokenize_workers=2).score(texts)

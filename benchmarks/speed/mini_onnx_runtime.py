@@ -9,7 +9,8 @@ medians of ``--repeats``. Scores: each variant's against today's fp32 scores on 
 Import time of ``torch`` and of ``onnxruntime``, each in a fresh interpreter (median of ``--repeats``):
 what a torch-free CPU path could save at start-up.
 
-Needs ``pip install onnxruntime onnx`` (not dependencies of the package).
+This is the experiment that chose the graph mini now runs on ONNX Runtime (fp32 as exported; the fused
+and int8 forms lost); ``mini_runtimes.py`` measures the shipped runtime against torch.
 
     python benchmarks/speed/mini_onnx_runtime.py --n 20000 --repeats 3
 """

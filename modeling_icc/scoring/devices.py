@@ -9,14 +9,11 @@ suite both ways).
 
 from __future__ import annotations
 
-import os
-
 import torch
 
 from ..utils.errors import UserInputError
-
-#: Environment variable that forces the fp32 path (see the module docstring).
-FORCE_FP32_ENV = "ICC_FORCE_FP32"
+from . import runtimes
+from .runtimes import FORCE_FP32_ENV, fp32_forced  # defined torch-free there
 
 #: Accelerators a device may name, by torch device type (their torch module says whether one is here).
 _BACKENDS = {"cuda": "CUDA GPU", "mps": "Apple MPS GPU", "xpu": "Intel XPU GPU"}
@@ -67,19 +64,6 @@ def _available_device(device: str | torch.device) -> torch.device:
     return resolved
 
 
-def fp32_forced() -> bool:
-    """Whether ``ICC_FORCE_FP32`` asks for the fp32 path (``1``, ``true``, ``yes`` or ``on``)."""
-    return os.environ.get(FORCE_FP32_ENV, "").strip().lower() in ("1", "true", "yes", "on")
-
-
-def cpu_has_native_bf16() -> bool:
-    """Whether this CPU multiplies bf16 in hardware (Intel AMX or AVX512-BF16); ``False`` when fp32 is forced."""
-    if fp32_forced():
-        return False
-    checks = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
-    return any(getattr(torch.cpu, check, lambda: False)() for check in checks)
-
-
 def bf16_unavailable_reason(device: torch.device) -> str | None:
     """Why ``device`` should not run bf16 (``None``: it multiplies bf16 natively).
 
@@ -88,7 +72,7 @@ def bf16_unavailable_reason(device: torch.device) -> str | None:
     """
     if fp32_forced():
         return f"{FORCE_FP32_ENV}=1 forces the fp32 path"
-    if device.type == "cpu" and not cpu_has_native_bf16():
+    if device.type == "cpu" and not runtimes.cpu_has_native_bf16():
         return "this CPU has no native bf16 (AMX or AVX512-BF16): bf16 would run in slow software emulation"
     if device.type == "cuda" and not torch.cuda.is_bf16_supported():
         return "this GPU has no native bf16"
@@ -112,7 +96,7 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         if device.type == "mps":
             return torch.float16
-        return torch.bfloat16 if cpu_has_native_bf16() else torch.float32
+        return torch.bfloat16 if runtimes.cpu_has_native_bf16() else torch.float32
     try:
         return _DTYPES[str(dtype).lower()]
     except KeyError:

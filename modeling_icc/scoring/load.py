@@ -31,6 +31,7 @@ from ..utils.checkpoints import (
 from ..utils.errors import CheckpointError
 from .base import ConcretenessScorer
 from .lite import LiteScorer
+from .runtimes import mini_runtime
 
 if TYPE_CHECKING:  # torch and transformers are imported only when a neural model is loaded
     import torch
@@ -51,11 +52,16 @@ DEFAULT_MODEL_ID = MINI_MODEL_ID
 BATCH_SETTINGS = ("batch_size", "max_batch_tokens", "progress", "tokenize_workers")
 
 
-def _mini_scorer(**options) -> ConcretenessScorer:
-    """mini: the pip-shipped MiniLM encoder with the package's heads (torch imported only here)."""
+def _mini_scorer(*, device=None, dtype=None, **batch) -> ConcretenessScorer:
+    """mini: the pip-shipped MiniLM encoder with the package's heads, on the runtime :func:`~.runtimes.mini_runtime`
+    picks (ONNX Runtime on CPUs without native bf16, torch elsewhere: torch is imported only then)."""
+    if mini_runtime(device, dtype) == "onnxruntime":
+        from .mini_onnx import MiniOnnxScorer
+
+        return MiniOnnxScorer(**batch)
     from .mini import MiniScorer
 
-    return MiniScorer(**options)
+    return MiniScorer(device=device, dtype=dtype, **batch)
 
 
 #: Models that ship inside the package (no download): name -> builder of its scorer. The
@@ -271,28 +277,50 @@ def _zero_download_repository(name: str, **options) -> ConcretenessScorer | None
             raise CheckpointError(f"the lite repository {name!r} lacks {', '.join(lite.DATA_FILES)} or config.json")
         scorer = LiteScorer(*lite.load_folder(folder))
     elif kind == "icc_mini":
-        from transformers import AutoTokenizer
-
         from ..models.mini import folder as mini
-        from .mini import MiniScorer
 
         folder = folder if local.exists() else mini.download_repo(name, local_files_only=offline)
         if folder is None or not mini.is_mini_folder(folder):
             raise CheckpointError(f"the mini repository {name!r} lacks its heads file or config.json")
-        model, base = mini.load_folder(folder, local_files_only=offline)
-        scorer = MiniScorer(model, AutoTokenizer.from_pretrained(str(base), trust_remote_code=False), **options)
+        scorer = _mini_folder_scorer(folder, offline, **options)
     else:
         return None
     scorer.model_id = name
     return scorer
 
 
+def _mini_folder_scorer(folder: Path, offline: bool, *, device=None, dtype=None, **batch) -> ConcretenessScorer:
+    """The mini of a repository folder, on the runtime :func:`~.runtimes.mini_runtime` picks (as ``"mini"``)."""
+    from ..models.mini import folder as mini
+
+    def torch_mini(**settings) -> ConcretenessScorer:
+        from transformers import AutoTokenizer
+
+        from .mini import MiniScorer
+
+        model, base = mini.load_folder(folder, local_files_only=offline)
+        tokenizer = AutoTokenizer.from_pretrained(str(base), trust_remote_code=False)
+        return MiniScorer(model, tokenizer, device=device, dtype=dtype, **settings)
+
+    if mini_runtime(device, dtype) == "onnxruntime":
+        from ..models.mini.files import HEADS_FILE
+        from .mini_onnx import MiniOnnxScorer
+
+        base = mini.base_folder(folder, local_files_only=offline)
+        return MiniOnnxScorer(
+            folder / HEADS_FILE, base, torch_mini=lambda: torch_mini(progress=batch["progress"]), **batch
+        )
+    return torch_mini(**batch)
+
+
 # -- the process cache ----------------------------------------------------------------
 
 
 def _cache_key(name: str, device, dtype, compile: bool) -> tuple:
-    """``(name, device, dtype, compile)`` with ``None`` resolved, so equal requests share one entry."""
-    return (name, *effective_device_and_dtype(name, device, dtype), compile and name != LITE_MODEL_ID)
+    """``(name, device, dtype, compile, runtime)`` with ``None`` resolved, so equal requests share one entry;
+    mini's runtime too (torch or ONNX Runtime: fp32 on a CPU either way, with scores apart by float32 rounding)."""
+    runtime = mini_runtime(device, dtype) if name == MINI_MODEL_ID else None
+    return (name, *effective_device_and_dtype(name, device, dtype), compile and name != LITE_MODEL_ID, runtime)
 
 
 def effective_device_and_dtype(
@@ -302,6 +330,8 @@ def effective_device_and_dtype(
     resolves it (hardware, ``ICC_FORCE_FP32``), e.g. ``("cpu", "bfloat16")``; ``(None, None)`` for lite."""
     if name == LITE_MODEL_ID:  # pure Python: device and dtype do not apply (and torch stays unimported)
         return None, None
+    if name == MINI_MODEL_ID and mini_runtime(device, dtype) == "onnxruntime":
+        return "cpu", "float32"
     from .devices import resolve_device, resolve_dtype
 
     resolved = resolve_device(device)
@@ -310,7 +340,7 @@ def effective_device_and_dtype(
 
 @lru_cache(maxsize=8)
 def _cached_model(key: tuple) -> tuple[ConcretenessScorer, str | None]:
-    name, device, dtype, compile, fallback = key
+    name, device, dtype, compile, _, fallback = key
     unset = dict.fromkeys(BATCH_SETTINGS)  # set per call, on a copy
     return _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **unset)
 

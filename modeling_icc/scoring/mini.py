@@ -9,7 +9,6 @@ built on first use, for code that wants them; once the model exists, scores foll
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -20,42 +19,29 @@ from ..models.mini.files import (
     BASE_WEIGHTS_FILE,
     base_model_path,
     check_base_matches,
-    prepare_text,
     read_base_weights,
     read_heads,
     shipped_heads_path,
 )
 from ..models.mini.heads import MiniHeads, head_outputs, probability, token_terms
 from ..utils.caption_text import normalize_caption
-from ..utils.windows import boundary_prefix, pieces_read, split_windows, window_piece_starts, window_weights
-from .base import ConcretenessScorer
+from ..utils.windows import split_windows, window_piece_starts, window_weights
+from .chunks import Tokenize
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
-from .inputs import caption_list
-from .progress import current_report, reporting_to
+from .mini_reading import TOKENIZER_FILE, MiniReading, default_batch_limits
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
-from .tokenize_workers import TokenizerSpec, built_tokenizer
 
 if TYPE_CHECKING:
-    from tokenizers import Encoding, Tokenizer
+    from tokenizers import Encoding
     from transformers import PreTrainedTokenizerBase
 
     from ..models.mini.modeling_mini import MiniICCModel
 
 EXPLANATION_METHOD = "mini-linear"
-#: Characters per word piece first assumed when a long caption's start is cut for tokenizing (grown if short).
-CHARS_PER_PIECE = 8
-TOKENIZER_FILE = "tokenizer.json"
 
 
-def default_batch_limits(device: torch.device) -> tuple[int, int]:
-    """``(max_rows, max_tokens)`` per batch: large on GPUs; on CPUs what mini's measurements used."""
-    if device.type == "cuda":
-        return 1024, 65_536
-    return 256, 8_192
-
-
-class MiniScorer(ConcretenessScorer):
+class MiniScorer(MiniReading):
     """Scores captions with mini (see ``docs/mini.md``).
 
     ``score`` is ``sigmoid(logit)`` in [0, 1]; 0.5 separates the abstract and concrete halves of the
@@ -67,9 +53,6 @@ class MiniScorer(ConcretenessScorer):
     ``ICC_FORCE_FP32=1``); the heads always run in fp32. A ``model`` passed in is moved to ``device`` and
     its encoder cast to ``dtype``; without one, mini is built from the pip base weights and the shipped heads.
     """
-
-    model_id = "mini"
-    zeroes_web_junk = True
 
     def __init__(
         self,
@@ -85,7 +68,7 @@ class MiniScorer(ConcretenessScorer):
     ) -> None:
         self.device = resolve_device(device)
         self.dtype = resolve_dtype(dtype, self.device)
-        rows, tokens = default_batch_limits(self.device)
+        rows, tokens = default_batch_limits(self.device.type)
         self.batch_size = batch_size or rows
         self.max_batch_tokens = max(max_batch_tokens or tokens, 8)
         self.progress = progress
@@ -106,18 +89,13 @@ class MiniScorer(ConcretenessScorer):
             source = str(base_path / BASE_WEIGHTS_FILE)
             tensors = select_encoder_tensors(read_base_weights(base_path), config["num_layers"], source)
             self._encoder = self._encoder_from(tensors, config)
-        self.config = config
-        self.max_length = int(config["max_length"])
-        self.lowercase = bool(config["lowercase"])
         self.layers = (int(config["embedding_layer"]), int(config["word_layer"]))
         tokenizer_json = (
             tokenizer.backend_tokenizer.to_str()
             if tokenizer is not None
             else (base_model_path() / TOKENIZER_FILE).read_text(encoding="utf-8")
         )
-        self._token_spec = TokenizerSpec(tokenizer_json, self.max_length)
-        self._tokenizer = built_tokenizer(self._token_spec)
-        self.pad_id = self._tokenizer.token_to_id("[PAD]") or 0
+        self._set_reading(config, tokenizer_json)
 
     # --- the model and tokenizer, for code that wants the transformers objects ---------------------------
 
@@ -168,9 +146,6 @@ class MiniScorer(ConcretenessScorer):
 
     # --- scoring ------------------------------------------------------------------------------------------
 
-    def _prepare(self, text: str) -> str:
-        return prepare_text(text, self.lowercase)
-
     def _forward(self, output: str = "scores") -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
         """``(input_ids, attention_mask) -> scores`` (or ``logits``) with the current weights (resolved once
         per call)."""
@@ -179,7 +154,7 @@ class MiniScorer(ConcretenessScorer):
             head_outputs(heads, *encoder(input_ids, attention_mask, layers), input_ids, attention_mask), output
         )
 
-    def _run(self, rows: list, tokenize, output: str, workers: int = 0) -> np.ndarray:
+    def _run(self, rows: list, tokenize: Tokenize, output: str, workers: int = 0) -> np.ndarray:
         return score_length_sorted(
             rows,
             tokenize,
@@ -193,73 +168,11 @@ class MiniScorer(ConcretenessScorer):
             workers=workers,
         )
 
-    @cached_property
-    def _full_tokenizer(self) -> Tokenizer:
-        """The tokenizer without truncation: the word pieces of a whole caption, for its windows."""
-        tokenizer = self._token_spec.build()
-        tokenizer.no_truncation()
-        return tokenizer
+    def _probability(self, logits: np.ndarray) -> np.ndarray:
+        return probability(torch.from_numpy(logits)).numpy()
 
-    def _read_pieces(self, text: str) -> tuple[str, Encoding]:
-        """The shortest start of ``text`` ending at a word boundary that holds every word piece mini reads
-        (:func:`~modeling_icc.utils.windows.pieces_read`; the whole text when it has fewer), and its encoding:
-        what lies past it is never read, so a megabyte-long caption is not tokenized whole."""
-        needed = pieces_read(self.max_length)
-        chars = CHARS_PER_PIECE * needed
-        while True:
-            prefix = boundary_prefix(text, chars)
-            encoding = self._full_tokenizer.encode(prefix)
-            if prefix is text or len(encoding.ids) - 2 >= needed:
-                return prefix, encoding
-            chars *= 4
-
-    def _windows_of_long_texts(self, prepared: list[str]) -> dict[int, list[list[int]]]:
-        """``{index: its windows}`` of the captions that could overflow one window, tokenized here (up to what
-        is read): a WordPiece token covers at least one character, so only texts longer than the window in
-        characters can overflow it. Most of them still fit one window."""
-        width = self.max_length - 2
-        return {
-            index: split_windows(self._read_pieces(text)[1].ids, self.max_length)
-            for index, text in enumerate(prepared)
-            if len(text) > width
-        }
-
-    def _long_text_scores(self, long: dict[int, list[list[int]]], scores: np.ndarray) -> np.ndarray:
-        """Score captions longer than one window: ``sigmoid(weighted mean of their window logits)``."""
-        rows = [window for windows in long.values() for window in windows]
-        if not rows:
-            return scores
-        with reporting_to(lambda count: None):  # window rows are no captions: reported below, one per caption
-            logits = self._run(rows, lambda chunk: chunk, "logits").astype(np.float64)
-        position = 0
-        for index, windows in long.items():
-            n_windows = len(windows)
-            logit = np.float32(window_weights(n_windows) @ logits[position : position + n_windows])
-            scores[index] = probability(torch.tensor(logit)).item()
-            position += n_windows
-        report = current_report()
-        if report is not None:
-            report(len(long))
-        return scores
-
-    def _score_valid(self, texts: list[str]) -> np.ndarray:
-        # Texts prepared here, tokenized into packed arrays (in worker processes on a GPU, see
-        # load_scorer's tokenize_workers), batched in NumPy. Texts long in characters were tokenized here
-        # already (to find their windows): those that fit one window are scored from those ids (a megabyte-long
-        # word is not tokenized twice), the longer ones read in windows. A caption's score does not depend
-        # on what it is batched with, so the three groups score as they would together.
-        prepared = [self._prepare(text) for text in texts]
-        windowed = self._windows_of_long_texts(prepared)
-        scores = np.empty(len(prepared), dtype=np.float32)
-        plain = [index for index in range(len(prepared)) if index not in windowed]
-        if plain:
-            workers = default_tokenize_workers(self.device) if self.tokenize_workers is None else self.tokenize_workers
-            scores[plain] = self._run([prepared[index] for index in plain], self._token_spec, "scores", workers)
-        one_window = [index for index, windows in windowed.items() if len(windows) == 1]
-        if one_window:
-            scores[one_window] = self._run([windowed[index][0] for index in one_window], lambda chunk: chunk, "scores")
-        long = {index: windows for index, windows in windowed.items() if len(windows) > 1}
-        return self._long_text_scores(long, scores)
+    def _default_tokenize_workers(self) -> int:
+        return default_tokenize_workers(self.device)
 
     def explain(self, text: str) -> Explanation:
         """Exact per-word contributions to the logit: ``sum(words) + bias == total == logit(score)``.
@@ -321,6 +234,3 @@ class MiniScorer(ConcretenessScorer):
             method=EXPLANATION_METHOD,
             model_id=self.model_id,
         )
-
-    def explain_many(self, texts: list[str]) -> list[Explanation]:
-        return [self.explain(text) for text in caption_list(texts)]

@@ -1,12 +1,9 @@
-"""The neural scorers' main loop: tokenize in chunks, sort by length, run batches under a token budget.
+"""The neural scorers' main loop in torch: length-sorted batches under a token budget (``chunks.py``) run.
 
-Shared by the student (``neural.py``) and mini (``mini.py``). Captions are tokenized a chunk at a time
-(bounded memory on huge inputs) into packed int32 arrays (:mod:`.tokenize_workers`): by worker processes
-when ``workers > 0`` (several chunks ahead, so the host keeps up with a GPU), else in a helper thread one
-chunk ahead. Each chunk is sorted by length, cut into batches by :func:`~.batching.plan_batches` and
-padded in NumPy; on CUDA the batches are filled in pinned host memory and copied asynchronously, so the
-next batch is prepared while the model runs, and each chunk's scores come back in one asynchronous copy
-that is waited for only after the next chunk has been launched. Outputs are put back in input order.
+Shared by the student (``neural.py``) and mini's torch path (``mini.py``). Each chunk's batches are padded in
+NumPy; on CUDA they are filled in pinned host memory and copied asynchronously, so the next batch is
+prepared while the model runs, and each chunk's scores come back in one asynchronous copy that is waited
+for only after the next chunk has been launched. Outputs are put back in input order.
 
 On CPUs the batches run side by side, one per core, each with one torch thread (:func:`run_batches`),
 instead of one batch at a time across all cores: the products of short captions are too small for
@@ -16,37 +13,16 @@ cores (``benchmarks/speed/mini_cpu.py`` measures it against the old one-batch pa
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 
-from .batching import pad_packed, plan_batches
-from .progress import current_report, progress_options
-from .tokenize_workers import (
-    PackedTokens,
-    TokenizerPool,
-    TokenizerSpec,
-    built_tokenizer,
-    encode_packed,
-    tokenizer_pool,
-    usable_cores,
-)
-
-#: Captions tokenized (and length-sorted) at a time.
-CHUNK_SIZE = 16_384
-#: Captions per task sent to a tokenizer worker process, at least and at most (a chunk is split among the workers).
-MIN_TASK_SIZE, MAX_TASK_SIZE = 512, 4_096
-#: Smaller inputs are tokenized in this process unless a worker pool is already running (starting one takes longer).
-POOL_MIN_CAPTIONS = 4_096
-
-#: How a scorer tokenizes: a spec (the fast path, which can use worker processes) or a function
-#: returning one list of ids per caption.
-Tokenize = TokenizerSpec | Callable[[list[str]], list[list[int]]]
+from .batching import pad_packed
+from .chunks import Tokenize, caption_progress, sorted_chunks
+from .tokenize_workers import PackedTokens, usable_cores
 
 
 def pad_multiple(device: torch.device) -> int:
@@ -111,21 +87,16 @@ def score_length_sorted(
     cuda = device.type == "cuda"
     batch_workers = cpu_batch_workers(device)
     waiting: tuple[np.ndarray, torch.Tensor, torch.cuda.Event | None] | None = None
-    report = current_report()
-    with tqdm(total=len(texts), unit="caption", **({"disable": True} if report else progress_options(progress))) as bar:
-        advance = report or bar.update
-        starts = range(0, len(texts), CHUNK_SIZE)
-        for start, packed in zip(starts, _packed_chunks(texts, tokenize, workers), strict=True):
-            order = np.argsort(packed.lengths, kind="stable")
+    with caption_progress(len(texts), progress) as advance:
+        for chunk in sorted_chunks(texts, tokenize, workers, max_rows, max_tokens, pad_multiple):
 
-            def run(batch: slice, packed: PackedTokens = packed, order: np.ndarray = order) -> torch.Tensor:
+            def run(batch: slice, packed: PackedTokens = chunk.packed, order: np.ndarray = chunk.order) -> torch.Tensor:
                 input_ids, attention_mask = _batch(packed, order[batch], pad_id, pad_multiple, device)
                 values = forward(input_ids, attention_mask)
                 advance(batch.stop - batch.start)
                 return values
 
-            batches = list(plan_batches(packed.lengths[order], max_rows, max_tokens, pad_multiple))
-            launched = (start + order, *_to_host(run_batches(run, batches, batch_workers), cuda))
+            launched = (chunk.positions, *_to_host(run_batches(run, chunk.batches, batch_workers), cuda))
             if waiting is not None:
                 _scatter(out, *waiting)
             waiting = launched
@@ -168,57 +139,3 @@ def _scatter(out: np.ndarray, positions: np.ndarray, host: torch.Tensor, event: 
     if event is not None:
         event.synchronize()
     out[positions] = host.numpy()
-
-
-def _packed_chunks(texts: list[str], tokenize: Tokenize, workers: int) -> Iterator[PackedTokens]:
-    """Each chunk of ``texts`` tokenized, in order, prepared ahead of the one being scored."""
-    if isinstance(tokenize, TokenizerSpec):
-        pool = tokenizer_pool(tokenize, workers, start=len(texts) >= POOL_MIN_CAPTIONS) if workers > 0 else None
-        if pool is not None:
-            yield from _pooled_chunks(texts, pool)
-            return
-        tokenizer = built_tokenizer(tokenize)
-
-        def encode(chunk: list[str]) -> PackedTokens:
-            return encode_packed(tokenizer, chunk)
-    else:
-
-        def encode(chunk: list[str]) -> PackedTokens:
-            return PackedTokens.from_lists(tokenize(chunk))
-
-    with ThreadPoolExecutor(max_workers=1) as helper:
-        pending = helper.submit(encode, texts[:CHUNK_SIZE])
-        for start in range(0, len(texts), CHUNK_SIZE):
-            packed = pending.result()
-            if start + CHUNK_SIZE < len(texts):
-                pending = helper.submit(encode, texts[start + CHUNK_SIZE : start + 2 * CHUNK_SIZE])
-            yield packed
-
-
-def _pooled_chunks(texts: list[str], pool: TokenizerPool) -> Iterator[PackedTokens]:
-    """Chunks tokenized by ``pool``: each cut into one task per worker (within the task size limits),
-    with up to two tasks per worker in flight."""
-    size = min(CHUNK_SIZE, len(texts))
-    task_size = min(max(-(-size // pool.workers), MIN_TASK_SIZE), MAX_TASK_SIZE)
-    tasks = (
-        (start // CHUNK_SIZE, task, min(task + task_size, start + CHUNK_SIZE, len(texts)))
-        for start in range(0, len(texts), CHUNK_SIZE)
-        for task in range(start, min(start + CHUNK_SIZE, len(texts)), task_size)
-    )
-    pending: deque = deque()
-
-    def fill() -> None:
-        while len(pending) < 2 * pool.workers:
-            task = next(tasks, None)
-            if task is None:
-                return
-            chunk, low, high = task
-            pending.append((chunk, pool.submit(texts[low:high])))
-
-    fill()
-    for chunk in range(-(-len(texts) // CHUNK_SIZE)):
-        parts = []
-        while pending and pending[0][0] == chunk:
-            parts.append(pending.popleft()[1].result())
-            fill()
-        yield PackedTokens.concatenate(parts)

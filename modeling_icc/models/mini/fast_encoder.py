@@ -66,6 +66,7 @@ class FastMiniEncoder:
     ``tensors`` are the base encoder's (see :func:`select_encoder_tensors`); ``encoder`` its BERT config as
     a dict (``hidden_size``, ``num_attention_heads``, ``layer_norm_eps``, ``hidden_act``). Layer 0 is the
     embedding output, layer ``i`` the output of the ``i``-th encoder layer, as in ``hidden_states``.
+    ``prepacked=False`` keeps plain ``F.linear`` products on CPUs too (what an ONNX export can trace).
     """
 
     def __init__(
@@ -77,6 +78,7 @@ class FastMiniEncoder:
         dtype: torch.dtype = torch.float32,
         device: torch.device | str = "cpu",
         batch_hint: int = 4096,
+        prepacked: bool = True,
     ) -> None:
         if encoder.get("hidden_act", "gelu") != "gelu" or encoder.get("position_embedding_type", "absolute") != (
             "absolute"
@@ -87,7 +89,7 @@ class FastMiniEncoder:
         self.heads = int(encoder["num_attention_heads"])
         self.head_dim = self.hidden // self.heads
         self.eps = float(encoder.get("layer_norm_eps", 1e-12))
-        self.uses_mkldnn = self.device.type == "cpu" and mkldnn_usable(dtype)
+        self.uses_mkldnn = prepacked and self.device.type == "cpu" and mkldnn_usable(dtype)
 
         def tensor(key: str) -> torch.Tensor:
             return tensors[key].detach().to(self.device, dtype)

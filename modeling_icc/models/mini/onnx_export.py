@@ -1,0 +1,67 @@
+"""mini as one ONNX graph, ``(input_ids, attention_mask) -> logits``: what ONNX Runtime runs on CPUs.
+
+The graph is traced from the same code that scores with torch (``FastMiniEncoder`` with plain products,
+then ``head_outputs``), so the two paths compute the same function; ``onnx_graph.py`` builds it once per
+machine and caches it. This is the only module of the ONNX path that imports torch.
+"""
+
+from __future__ import annotations
+
+import io
+import warnings
+from pathlib import Path
+
+import torch
+
+from .fast_encoder import FastMiniEncoder, select_encoder_tensors
+from .files import BASE_WEIGHTS_FILE, read_base_weights, read_heads
+from .heads import MiniHeads, head_outputs
+from .onnx_graph import ATTENTION_MASK, INPUT_IDS, LOGITS
+
+#: ONNX opset of the export (ONNX Runtime >= 1.14 runs it).
+OPSET = 17
+
+
+class MiniLogits(torch.nn.Module):
+    """mini's calibrated logit per row of right-padded ``input_ids``, as a traceable module."""
+
+    def __init__(self, heads_path: Path, base_path: Path) -> None:
+        super().__init__()
+        head_tensors, payload = read_heads(heads_path)
+        config = payload["config"]
+        self.heads = MiniHeads.from_tensors(head_tensors, config["special_token_ids"], config.get("position_decay"))
+        source = str(base_path / BASE_WEIGHTS_FILE)
+        tensors = select_encoder_tensors(read_base_weights(base_path), config["num_layers"], source)
+        self.encoder = FastMiniEncoder(tensors, config["encoder"], config["num_layers"], prepacked=False)
+        self.layers = (int(config["embedding_layer"]), int(config["word_layer"]))
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        states = self.encoder(input_ids, attention_mask, self.layers)
+        return head_outputs(self.heads, *states, input_ids, attention_mask, add_up=ordered_sum).logits
+
+
+def ordered_sum(values: torch.Tensor, dim: int) -> torch.Tensor:
+    """``values.sum(dim)`` added up element after element (the last of a running sum). ONNX Runtime's
+    ReduceSum (and a product with ones) add a row up in an order that follows its memory alignment, so a
+    caption's score would depend on its place in the batch; a running sum's order does not."""
+    return torch.cumsum(values, dim=dim).select(dim, -1)
+
+
+def export_graph(heads_path: Path, base_path: Path) -> bytes:
+    """mini's graph (base weights and heads inside it) as ONNX bytes; batch and width stay dynamic."""
+    input_ids = torch.tensor([[101, 2000, 2001, 102, 0], [101, 2003, 2004, 2005, 102]])
+    dynamic = {name: {0: "batch", 1: "tokens"} for name in (INPUT_IDS, ATTENTION_MASK)}
+    graph = io.BytesIO()
+    with warnings.catch_warnings():  # the TorchScript exporter's deprecation notices: nothing a user can act on
+        warnings.simplefilter("ignore", DeprecationWarning)
+        torch.onnx.export(
+            MiniLogits(heads_path, base_path).eval(),
+            (input_ids, (input_ids != 0).long()),
+            graph,
+            input_names=[INPUT_IDS, ATTENTION_MASK],
+            output_names=[LOGITS],
+            dynamic_axes={**dynamic, LOGITS: {0: "batch"}},
+            opset_version=OPSET,
+            dynamo=False,  # the TorchScript exporter: no onnxscript dependency, and this graph has no control flow
+        )
+    return graph.getvalue()

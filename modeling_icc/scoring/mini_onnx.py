@@ -1,0 +1,149 @@
+"""mini on ONNX Runtime, in fp32: its runtime on CPUs without native bf16 (``runtimes.py`` decides).
+
+The same graph as the torch path (``models/mini/onnx_export.py`` traces it, ``onnx_graph.py`` caches it),
+read the same way (``mini_reading.py``), with no torch import: start-up is that of NumPy, ``tokenizers`` and
+ONNX Runtime. Batches run side by side, one per core, each on one ONNX Runtime thread, as the torch
+runner does on CPUs (short captions make products too small for several threads to share well).
+
+``explain``, ``model`` and ``tokenizer`` need torch: they are served by a torch mini built on first use.
+Once ``model`` has been asked for (it can be changed in place), ``score`` goes through that torch mini too,
+so scores follow the model's weights as they do with the torch runtime.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import onnxruntime
+
+from ..models.mini.files import base_model_path, shipped_heads_path
+from ..models.mini.onnx_graph import ATTENTION_MASK, INPUT_IDS, LOGITS, mini_graph
+from .batching import pad_packed
+from .chunks import Tokenize, caption_progress, sorted_chunks
+from .explanation import Explanation
+from .load import BATCH_SETTINGS
+from .mini_reading import TOKENIZER_FILE, MiniReading, default_batch_limits
+from .tokenize_workers import usable_cores
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    from ..models.mini.modeling_mini import MiniICCModel
+    from .mini import MiniScorer
+
+
+def cpu_session(graph: str) -> onnxruntime.InferenceSession:
+    """An ONNX Runtime CPU session that runs one batch per thread that calls it."""
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+
+def batch_threads() -> int:
+    """Batches run at once: one per torch thread where torch is imported (the data engines set that to each
+    worker process's share of the cores), else one per usable core."""
+    torch = sys.modules.get("torch")
+    return max(1, torch.get_num_threads()) if torch is not None else usable_cores()
+
+
+def probability(logits: np.ndarray) -> np.ndarray:
+    """``sigmoid(logits)`` as float32, computed in float64 (as the torch heads compute it)."""
+    return (1.0 / (1.0 + np.exp(-logits.astype(np.float64)))).astype(np.float32)
+
+
+class MiniOnnxScorer(MiniReading):
+    """mini (see :class:`~modeling_icc.scoring.mini.MiniScorer`) on ONNX Runtime's CPU provider, in fp32."""
+
+    device = "cpu"
+    dtype = "float32"
+
+    def __init__(
+        self,
+        heads_path: Path | None = None,
+        base_path: Path | None = None,
+        *,
+        torch_mini: Callable[[], MiniScorer] | None = None,
+        batch_size: int | None = None,
+        max_batch_tokens: int | None = None,
+        progress: bool | None = None,
+        tokenize_workers: int | None = None,
+    ) -> None:
+        """``heads_path`` and ``base_path``: mini's heads and base encoder (default: the shipped heads on the
+        pip base); ``torch_mini``: builds the same mini on torch, for what needs torch (default: the shipped mini)."""
+        rows, tokens = default_batch_limits(self.device)
+        self.batch_size = batch_size or rows
+        self.max_batch_tokens = max(max_batch_tokens or tokens, 8)
+        self.progress = progress
+        self.tokenize_workers = tokenize_workers
+        base_path = base_path or base_model_path()
+        graph, payload = mini_graph(heads_path or shipped_heads_path(), base_path)
+        self._session = cpu_session(str(graph))
+        self._set_reading(payload["config"], (base_path / TOKENIZER_FILE).read_text(encoding="utf-8"))
+        self._build_torch_mini = torch_mini
+        self._follows_model = False
+
+    # --- what needs torch ----------------------------------------------------------------------------------
+
+    @cached_property
+    def _torch_mini(self) -> MiniScorer:
+        if self._build_torch_mini is not None:
+            return self._build_torch_mini()
+        from .mini import MiniScorer
+
+        return MiniScorer(device=self.device, dtype=self.dtype, progress=self.progress)
+
+    @property
+    def model(self) -> MiniICCModel:
+        """The ``transformers`` model (built on first use); from then on, scores follow its weights."""
+        self._follows_model = True
+        return self._torch_mini.model
+
+    @property
+    def tokenizer(self) -> PreTrainedTokenizerBase:
+        """The ``transformers`` tokenizer of the base encoder (built on first use)."""
+        return self._torch_mini.tokenizer
+
+    def explain(self, text: str) -> Explanation:
+        """As :meth:`MiniScorer.explain <modeling_icc.scoring.mini.MiniScorer.explain>`, computed in torch:
+        its ``score`` may differ from this runtime's by float32 rounding (about 1e-6)."""
+        return self._torch_mini.explain(text)
+
+    # --- scoring --------------------------------------------------------------------------------------------
+
+    def _score_valid(self, texts: list[str]) -> np.ndarray:
+        if not self._follows_model:
+            return super()._score_valid(texts)
+        torch_mini = self._torch_mini
+        for setting in BATCH_SETTINGS:
+            setattr(torch_mini, setting, getattr(self, setting))
+        return torch_mini._score_valid(texts)
+
+    def _probability(self, logits: np.ndarray) -> np.ndarray:
+        return probability(logits)
+
+    def _default_tokenize_workers(self) -> int:
+        return 0  # the cores run the model (see runner.default_tokenize_workers)
+
+    def _run(self, rows: list, tokenize: Tokenize, output: str, workers: int = 0) -> np.ndarray:
+        logits = np.empty(len(rows), dtype=np.float32)
+        with caption_progress(len(rows), self.progress) as advance, ThreadPoolExecutor(batch_threads()) as pool:
+            for chunk in sorted_chunks(rows, tokenize, workers, self.batch_size, self.max_batch_tokens, 1):
+
+                def run(batch: slice, chunk=chunk) -> np.ndarray:
+                    packed = chunk.packed
+                    input_ids, mask = pad_packed(
+                        packed.ids, packed.starts, packed.lengths, chunk.order[batch], self.pad_id, 1
+                    )
+                    (values,) = self._session.run([LOGITS], {INPUT_IDS: input_ids, ATTENTION_MASK: mask})
+                    advance(batch.stop - batch.start)
+                    return values
+
+                logits[chunk.positions] = np.concatenate(list(pool.map(run, chunk.batches)))
+        return logits if output == "logits" else probability(logits)

@@ -1,0 +1,150 @@
+"""mini on ONNX Runtime: the CPU runtime where the encoder runs in fp32 (issue 37).
+
+What users rely on: the same scores as the torch runtime (within float32 rounding, no verdict flips), a
+caption's score independent of its batch, no torch import when scoring, and a cached graph that is never
+run unless its bytes check out.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from modeling_icc import load_scorer
+from modeling_icc.cli.main import main
+from modeling_icc.models.mini import onnx_graph
+from modeling_icc.models.mini.files import file_sha256, shipped_heads_path
+from modeling_icc.scoring import runtimes
+from modeling_icc.scoring.mini import MiniScorer
+from modeling_icc.scoring.mini_onnx import MiniOnnxScorer
+from modeling_icc.utils.errors import UserInputError
+from modeling_icc.utils.shipped_data import cc3m_distinct_captions
+
+#: Largest score difference from the torch runtime in fp32 accepted (issue 37 asks for 1e-4; 2,000 CC3M
+#: captions measured 9.2e-07, benchmarks/speed/results/mini_runtimes.json).
+TORCH_FP32_ATOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def onnx_mini() -> MiniOnnxScorer:
+    return MiniOnnxScorer(progress=False)
+
+
+@pytest.fixture(scope="module")
+def torch_mini() -> MiniScorer:
+    return MiniScorer(dtype="float32", progress=False)
+
+
+@pytest.fixture(scope="module")
+def captions() -> list[str]:
+    distinct = list(cc3m_distinct_captions())[:600]
+    # Captions longer than one window (read in several windows, their logits averaged) and web noise.
+    joined = [" ".join(distinct[start : start + 30]) for start in range(0, 300, 30)]
+    return [*distinct, *joined, "#sunset #beach @friend http://x.co/a 😀 a dog", "A DOG ON A BEACH!!!"]
+
+
+def test_onnx_runtime_scores_as_the_torch_runtime(onnx_mini, torch_mini, captions):
+    onnx_scores, torch_scores = onnx_mini.score(captions), torch_mini.score(captions)
+    np.testing.assert_allclose(onnx_scores, torch_scores, rtol=0, atol=TORCH_FP32_ATOL)
+    assert ((onnx_scores > 0.5) == (torch_scores > 0.5)).all()
+
+
+def test_a_caption_scores_the_same_alone_and_anywhere_in_a_batch(onnx_mini, captions):
+    texts = captions[:150]
+    together = onnx_mini.score(texts)
+    alone = np.array([onnx_mini.score([text])[0] for text in texts[:40]])
+    np.testing.assert_array_equal(alone, together[:40])
+    order = np.random.default_rng(0).permutation(len(texts))
+    np.testing.assert_array_equal(onnx_mini.score([texts[i] for i in order]), together[order])
+    small = MiniOnnxScorer(batch_size=3, max_batch_tokens=64, progress=False)
+    np.testing.assert_array_equal(small.score(texts), together)
+
+
+def test_the_runtime_is_onnx_on_cpus_in_fp32_and_torch_where_bf16_or_asked(monkeypatch):
+    monkeypatch.delenv(runtimes.RUNTIME_ENV, raising=False)
+    monkeypatch.setattr(runtimes, "gpu_may_be_present", lambda: False)
+    monkeypatch.setattr(runtimes, "cpu_has_native_bf16", lambda: False)
+    assert runtimes.mini_runtime() == runtimes.mini_runtime("cpu", "float32") == "onnxruntime"
+    assert runtimes.mini_runtime("cpu", "bfloat16") == "torch"
+    monkeypatch.setattr(runtimes, "cpu_has_native_bf16", lambda: True)
+    assert runtimes.mini_runtime() == runtimes.mini_runtime(dtype="fp32") == "torch"  # AMX / AVX512-BF16
+    monkeypatch.setenv(runtimes.RUNTIME_ENV, "torch")
+    assert runtimes.mini_runtime("cpu", "float32") == "torch"
+    assert isinstance(load_scorer("mini", "cpu", "float32"), MiniScorer)
+    monkeypatch.setenv(runtimes.RUNTIME_ENV, "onnxruntime")
+    assert isinstance(load_scorer("mini"), MiniOnnxScorer)
+    with pytest.raises(UserInputError, match="on a CPU in float32 only"):
+        runtimes.mini_runtime("cpu", "bfloat16")
+    monkeypatch.setenv(runtimes.RUNTIME_ENV, "tensorrt")
+    with pytest.raises(UserInputError, match="'tensorrt' is not a runtime; use one of auto, torch, onnxruntime"):
+        runtimes.mini_runtime()
+
+
+def test_scoring_on_onnx_runtime_imports_no_torch(onnx_mini):
+    code = (
+        "import sys\n"
+        "from modeling_icc.scoring.mini_onnx import MiniOnnxScorer\n"
+        "print(MiniOnnxScorer(progress=False).score(['a dog on a beach'])[0])\n"
+        "print('torch' in sys.modules)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    *_, score, torch_imported = result.stdout.split()
+    assert torch_imported == "False"
+    assert float(score) == pytest.approx(float(onnx_mini.score(["a dog on a beach"])[0]), abs=1e-6)
+
+
+def test_explanations_and_the_model_come_from_torch_and_scores_then_follow_the_model(onnx_mini, torch_mini):
+    explanation = MiniOnnxScorer(progress=False).explain("a dog on a red sofa")
+    assert explanation.method == "mini-linear" and [word for word, _ in explanation][:2] == ["a", "dog"]
+    assert explanation.score == pytest.approx(float(onnx_mini.score(["a dog on a red sofa"])[0]), abs=1e-6)
+    scorer = MiniOnnxScorer(progress=False)
+    before = scorer.score(["a dog on a red sofa"])[0]
+    with torch.no_grad():
+        scorer.model.caption_head.bias -= 3.0  # an edit in place: the ONNX graph knows nothing of it
+    assert scorer.score(["a dog on a red sofa"])[0] < before - 0.1
+
+
+def test_a_cached_graph_whose_bytes_changed_is_rebuilt_not_run(tmp_path, monkeypatch, caplog):
+    monkeypatch.setenv(onnx_graph.CACHE_DIR_ENV, str(tmp_path))
+    graph, _ = onnx_graph.mini_graph(shipped_heads_path())
+    record = json.loads(graph.with_suffix(".json").read_text())
+    assert record["sha256"] == file_sha256(graph)
+    expected = MiniOnnxScorer(progress=False).score(["a dog on a beach"])
+    data = bytearray(graph.read_bytes())
+    data[-1000] ^= 0xFF  # one flipped byte inside the weights
+    graph.write_bytes(bytes(data))
+    with caplog.at_level("WARNING"):
+        rebuilt, _ = onnx_graph.mini_graph(shipped_heads_path())
+    assert "does not match its recorded sha256" in caplog.text
+    assert rebuilt == graph and file_sha256(graph) == record["sha256"]
+    np.testing.assert_array_equal(MiniOnnxScorer(progress=False).score(["a dog on a beach"]), expected)
+
+
+def test_concurrent_first_uses_build_the_graph_once(tmp_path):
+    code = (
+        "from modeling_icc.models.mini.onnx_graph import mini_graph\n"
+        "from modeling_icc.models.mini.files import file_sha256, shipped_heads_path\n"
+        "print(mini_graph(shipped_heads_path())[0])"
+    )
+    env = {**os.environ, onnx_graph.CACHE_DIR_ENV: str(tmp_path)}
+    runs = [
+        subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)
+    ]
+    paths = {run.communicate(timeout=300)[0].strip() for run in runs}
+    assert [run.returncode for run in runs] == [0, 0] and len(paths) == 1
+    assert sorted(path.suffix for path in tmp_path.iterdir()) == [".json", ".lock", ".onnx"]  # no partial left
+
+
+def test_a_cache_folder_that_cannot_be_written_gets_one_line(tmp_path, monkeypatch, capsys):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv(onnx_graph.CACHE_DIR_ENV, str(blocked / "icc"))
+    monkeypatch.setattr(runtimes, "cpu_has_native_bf16", lambda: False)
+    monkeypatch.setattr(runtimes, "gpu_may_be_present", lambda: False)
+    assert main(["score", "--model", "mini", "a dog"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be built in" in err and "ICC_MINI_RUNTIME=torch" in err and "Traceback" not in err
