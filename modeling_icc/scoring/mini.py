@@ -14,16 +14,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from ..models.mini.fast_encoder import FastMiniEncoder, select_encoder_tensors
+from ..models.mini.fast_encoder import FastMiniEncoder, layers_read, read_mini, select_encoder_tensors
 from ..models.mini.files import (
-    BASE_WEIGHTS_FILE,
     base_model_path,
-    check_base_matches,
-    read_base_weights,
-    read_heads,
     shipped_heads_path,
 )
-from ..models.mini.heads import MiniHeads, head_outputs, probability, token_terms
+from ..models.mini.heads import head_outputs, probability, token_terms
 from ..utils.caption_text import normalize_caption
 from ..utils.windows import split_windows, window_piece_starts, window_weights
 from .chunks import Tokenize
@@ -79,17 +75,10 @@ class MiniScorer(MiniReading):
             self._adopt(model)
             config = model.config.to_dict()
         else:
-            heads_path, base_path = shipped_heads_path(), base_model_path()
-            head_tensors, payload = read_heads(heads_path)
-            check_base_matches(payload, heads_path, base_path)
-            config = payload["config"]
-            self._heads = MiniHeads.from_tensors(
-                head_tensors, config["special_token_ids"], config.get("position_decay")
-            ).to(self.device)
-            source = str(base_path / BASE_WEIGHTS_FILE)
-            tensors = select_encoder_tensors(read_base_weights(base_path), config["num_layers"], source)
+            heads, tensors, config = read_mini(shipped_heads_path(), base_model_path())
+            self._heads = heads.to(self.device)
             self._encoder = self._encoder_from(tensors, config)
-        self.layers = (int(config["embedding_layer"]), int(config["word_layer"]))
+        self.layers = layers_read(config)
         tokenizer_json = (
             tokenizer.backend_tokenizer.to_str()
             if tokenizer is not None

@@ -11,11 +11,15 @@ product; layers after the last one the heads read never run. Embeddings, attenti
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import torch
 import torch.nn.functional as F
 
 from ...utils.errors import CheckpointError
 from ..fused_linear import FusedLinear, mkldnn_usable
+from .files import BASE_WEIGHTS_FILE, check_base_matches, read_base_weights, read_heads
+from .heads import MiniHeads
 
 #: Tensors of one encoder layer, relative to ``encoder.layer.{i}.``.
 LAYER_KEYS = (
@@ -58,6 +62,22 @@ def select_encoder_tensors(state: dict[str, torch.Tensor], num_layers: int, sour
     if missing:
         raise CheckpointError(f"the mini base weights {source} do not match the encoder config: missing {missing[:3]}")
     return {key: stripped[key] for key in wanted}
+
+
+def layers_read(config: dict) -> tuple[int, int]:
+    """The encoder layers mini's heads read: ``(embedding layer, word layer)`` of a mini config."""
+    return int(config["embedding_layer"]), int(config["word_layer"])
+
+
+def read_mini(heads_path: Path, base_path: Path) -> tuple[MiniHeads, dict[str, torch.Tensor], dict]:
+    """mini's heads (fp32), the base encoder tensors they read, and the config, from a heads file and the
+    base encoder's folder; refuses heads fitted on other base weights."""
+    head_tensors, payload = read_heads(heads_path)
+    check_base_matches(payload, heads_path, base_path)
+    config = payload["config"]
+    heads = MiniHeads.from_tensors(head_tensors, config["special_token_ids"], config.get("position_decay"))
+    source = str(base_path / BASE_WEIGHTS_FILE)
+    return heads, select_encoder_tensors(read_base_weights(base_path), config["num_layers"], source), config
 
 
 class FastMiniEncoder:

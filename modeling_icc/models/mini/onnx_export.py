@@ -13,9 +13,8 @@ from pathlib import Path
 
 import torch
 
-from .fast_encoder import FastMiniEncoder, select_encoder_tensors
-from .files import BASE_WEIGHTS_FILE, read_base_weights, read_heads
-from .heads import MiniHeads, head_outputs
+from .fast_encoder import FastMiniEncoder, layers_read, read_mini
+from .heads import head_outputs
 from .onnx_graph import ATTENTION_MASK, INPUT_IDS, LOGITS
 
 #: ONNX opset of the export (ONNX Runtime >= 1.14 runs it).
@@ -27,13 +26,9 @@ class MiniLogits(torch.nn.Module):
 
     def __init__(self, heads_path: Path, base_path: Path) -> None:
         super().__init__()
-        head_tensors, payload = read_heads(heads_path)
-        config = payload["config"]
-        self.heads = MiniHeads.from_tensors(head_tensors, config["special_token_ids"], config.get("position_decay"))
-        source = str(base_path / BASE_WEIGHTS_FILE)
-        tensors = select_encoder_tensors(read_base_weights(base_path), config["num_layers"], source)
+        self.heads, tensors, config = read_mini(heads_path, base_path)
         self.encoder = FastMiniEncoder(tensors, config["encoder"], config["num_layers"], prepacked=False)
-        self.layers = (int(config["embedding_layer"]), int(config["word_layer"]))
+        self.layers = layers_read(config)
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         states = self.encoder(input_ids, attention_mask, self.layers)
