@@ -97,10 +97,13 @@ def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suff
     assert growth_per_row < 2, (peaks, growth_per_row)
 
 
-def test_stdout_gets_rows_before_the_input_ends():
-    """Piped input is scored and written chunk by chunk, not after reading everything."""
+@pytest.mark.parametrize("model", ["lite", "student"])
+def test_stdout_gets_rows_before_the_input_ends(model, request):
+    """Piped input is scored and written chunk by chunk, not after reading everything (a neural model, which
+    reads a file ahead of what it writes, does not wait for the next chunk of a stream)."""
+    name = str(request.getfixturevalue("tiny_student_dir")) if model == "student" else model
     process = subprocess.Popen(
-        [sys.executable, "-m", "modeling_icc", "score", "--model", "lite", "--input", "-"],
+        [sys.executable, "-m", "modeling_icc", "score", "--model", name, "--input", "-", "--device", "cpu"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -380,6 +383,28 @@ def test_a_neural_student_scores_a_file(tiny_student_dir, tied_pool, tmp_path):
     expected = load_scorer(tiny_student_dir, device="cpu", dtype="float32").score(captions, errors="nan")
     got = np.array([np.nan if row["icc_score"] is None else row["icc_score"] for row in rows])
     np.testing.assert_allclose(got, expected, atol=1e-5)
+
+
+@pytest.mark.parametrize("tokenize_workers", [0, 2])
+def test_a_file_read_ahead_keeps_rows_order_and_the_scores_of_each_part(
+    tiny_student_dir, tied_pool, tmp_path, monkeypatch, tokenize_workers
+):
+    """A neural scorer reads a file ahead of what is written (chunks of rows, parts of chunks, one stream):
+    every row once, in order, each part scored bit-for-bit as its own call scores it."""
+    monkeypatch.setattr(pieces, "PROGRESS_CHUNK", 7)
+    path, captions, _ = tied_pool
+    out = tmp_path / "scored.parquet"
+    scorer = load_scorer(tiny_student_dir, device="cpu", dtype="float32", tokenize_workers=tokenize_workers)
+    run_file_job(FileJob(path, "jsonl", out, "parquet", chunk_rows=16), lambda: scorer)
+    table = pq.read_table(out)
+    assert table["id"].to_pylist() == list(range(len(captions)))
+    parts = [
+        captions[low : min(low + 7, chunk + 16)]
+        for chunk in range(0, 60, 16)
+        for low in range(chunk, min(chunk + 16, 60), 7)
+    ]
+    expected = np.concatenate([scorer.score(part, errors="nan") for part in parts])
+    np.testing.assert_array_equal(table["icc_score"].to_numpy(zero_copy_only=False).astype(np.float32), expected)
 
 
 class WaitingScorer(LiteScorer):

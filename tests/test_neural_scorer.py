@@ -207,6 +207,37 @@ def test_chunked_pipeline_keeps_order_across_chunks(tiny_student_dir, monkeypatc
     np.testing.assert_allclose(scorer.score(texts, raw=True), whole, atol=1e-6)
 
 
+@pytest.mark.parametrize("tokenize_workers", [0, 2])
+def test_score_stream_gives_each_piece_the_scores_of_its_own_call(tiny_student_dir, monkeypatch, tokenize_workers):
+    """A job's pieces through one stream: bit-for-bit the scores of one call per piece (the same batches), in
+    order, with blank, repeated, junk and empty pieces; the pieces are read only a few ahead of the scores."""
+    import modeling_icc.scoring.chunks as chunks
+
+    monkeypatch.setattr(chunks, "CHUNK_SIZE", 4)  # pieces of several chunks, tokenized ahead across pieces
+    monkeypatch.setattr(chunks, "POOL_MIN_CAPTIONS", 1)
+    scorer = load_scorer(tiny_student_dir, dtype="float32", batch_size=3, tokenize_workers=tokenize_workers)
+    texts = [f"{caption} {i % 7}" for i, caption in enumerate(CAPTIONS * 9)]
+    pieces = [texts[:11], [], ["", None, "DSC_0001.JPG"], texts[11:30], texts[:5] + texts[:5], texts[30:]]
+    pieces += [texts[start : start + 6] for start in range(0, len(texts), 6)]
+    pulled = []
+
+    def reading() -> object:
+        for index, piece in enumerate(pieces):
+            pulled.append(index)
+            yield piece
+
+    stream = scorer.score_stream(reading(), errors="nan", raw=True)
+    first = next(stream)
+    # Read ahead by what the tokenizer works on (two tasks per worker process, here one chunk each), not to the end.
+    assert len(pulled) <= 2 * max(tokenize_workers, 1) + 2 < len(pieces)
+    got = [first, *stream]
+    expected = [scorer.score(piece, errors="nan", raw=True) for piece in pieces]
+    assert len(got) == len(expected)
+    for piece_scores, piece_expected in zip(got, expected, strict=True):
+        np.testing.assert_array_equal(piece_scores, piece_expected)
+    assert got[2][2] == 0.0 and np.isnan(got[2][:2]).all()
+
+
 def test_compiled_scorer_matches_eager(tiny_student_dir):
     texts = CAPTIONS * 3
     eager = load_scorer(tiny_student_dir, dtype="float32").score(texts, raw=True)

@@ -88,3 +88,18 @@ def test_bench_web_junk_reports_what_a_filter_at_half_keeps(tmp_path, capsys):
     assert payload["benchmarks"]["web_junk"]["keep_threshold"] == 0.5
     assert (tmp_path / "junk_web_junk.png").stat().st_size > 0
     assert "| camera file names | 100 |" in capsys.readouterr().out
+
+
+def test_the_one_search_fast_path_agrees_with_the_token_rule():
+    """Most captions are decided by one regex search (a plain word that is no vowel-less code); on random
+    strings of words, codes, quotes and punctuation it finds a word exactly when the token-by-token rule does."""
+    from modeling_icc.utils import web_junk
+
+    rng = np.random.default_rng(0)
+    alphabet = [*"bcdfgkvjqxzBCDFGaeiouyAEY019 \"'()[].,;:!?*_-/#éжЖ中", "  ", "\t", "KVJQB", "rhythm"]
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet, size=rng.integers(1, 20)))
+        tokens = text.split()
+        by_tokens = any(web_junk._spells_a_word(token.strip(web_junk._TOKEN_EDGES)) for token in tokens)
+        if web_junk._PLAIN_WORD.search(text):
+            assert by_tokens, text

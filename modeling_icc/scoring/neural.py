@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -11,7 +11,7 @@ from transformers import PreTrainedTokenizerBase
 from ..models.icc.fast_encoder import FastICCEncoder, supports_fast_encoder
 from ..models.icc.modeling_icc import ICCForConcreteness
 from .base import ConcretenessScorer
-from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
+from .runner import default_tokenize_workers, pad_multiple, score_length_sorted_stream
 from .tokenize_workers import TokenizerSpec
 
 
@@ -100,9 +100,13 @@ class NeuralScorer(ConcretenessScorer):
         return self._fast_encoder
 
     def _score_valid(self, texts: list[str]) -> np.ndarray:
+        [scores] = self._score_valid_stream(iter([texts]), total=len(texts))
+        return scores
+
+    def _score_valid_stream(self, pieces: Iterator[list[str]], total: int | None = None) -> Iterator[np.ndarray]:
         workers = self.tokenize_workers
-        return score_length_sorted(
-            texts,
+        return score_length_sorted_stream(
+            pieces,
             self.token_spec(),
             self._forward(),
             max_rows=self.batch_size,
@@ -112,4 +116,5 @@ class NeuralScorer(ConcretenessScorer):
             device=self.device,
             progress=self.progress,
             workers=default_tokenize_workers(self.device) if workers is None else workers,
+            total=total,
         )

@@ -16,12 +16,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 import numpy as np
 import torch
 
 from .batching import pad_packed
-from .chunks import Tokenize, caption_progress, sorted_chunks
+from .chunks import SortedChunk, Tokenize, caption_progress, sorted_stream_chunks
 from .tokenize_workers import PackedTokens, usable_cores
 
 
@@ -65,9 +66,21 @@ def run_batches(run: Callable[[slice], torch.Tensor], batches: list[slice], work
         return list(pool.map(run_inference, batches))
 
 
-@torch.inference_mode()
 def score_length_sorted(
     texts: list[str],
+    tokenize: Tokenize,
+    forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+    **settings: Any,
+) -> np.ndarray:
+    """``forward(input_ids, attention_mask) -> (B,)`` over every text, as float32 in input order
+    (:func:`score_length_sorted_stream` of one piece; ``settings`` are its keyword arguments)."""
+    [out] = score_length_sorted_stream(iter([texts]), tokenize, forward, total=len(texts), **settings)
+    return out
+
+
+@torch.inference_mode()
+def score_length_sorted_stream(
+    pieces: Iterator[list[str]],
     tokenize: Tokenize,
     forward: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
     *,
@@ -78,17 +91,21 @@ def score_length_sorted(
     device: torch.device,
     progress: bool | None = None,
     workers: int = 0,
-) -> np.ndarray:
-    """``forward(input_ids, attention_mask) -> (B,)`` over every text, as float32 in input order.
+    total: int | None = None,
+) -> Iterator[np.ndarray]:
+    """``forward(input_ids, attention_mask) -> (B,)`` over the texts of each piece, as float32 in the piece's order.
 
-    ``workers``: tokenizer processes (with a :class:`TokenizerSpec`; 0: tokenize in this process).
-    """
-    out = np.empty(len(texts), dtype=np.float32)
+    The pieces' captions are tokenized and batched as one call per piece would be (the same scores), but the
+    next piece is tokenized and launched while this one runs, and each piece's scores are given back only once
+    the next one's first chunk is launched. ``workers``: tokenizer processes (with a :class:`TokenizerSpec`;
+    0: tokenize in this process). ``total``: captions in all, for the progress bar."""
     cuda = device.type == "cuda"
     batch_workers = cpu_batch_workers(device)
-    waiting: tuple[np.ndarray, torch.Tensor, torch.cuda.Event | None] | None = None
-    with caption_progress(len(texts), progress) as advance:
-        for chunk in sorted_chunks(texts, tokenize, workers, max_rows, max_tokens, pad_multiple):
+    waiting: tuple[SortedChunk, torch.Tensor | None, torch.cuda.Event | None] | None = None
+    out = np.empty(0, dtype=np.float32)
+    with caption_progress(total, progress) as advance:
+        chunks = sorted_stream_chunks(pieces, tokenize, workers, max_rows, max_tokens, pad_multiple)
+        for chunk in chunks:
 
             def run(batch: slice, packed: PackedTokens = chunk.packed, order: np.ndarray = chunk.order) -> torch.Tensor:
                 input_ids, attention_mask = _batch(packed, order[batch], pad_id, pad_multiple, device)
@@ -96,13 +113,15 @@ def score_length_sorted(
                 advance(batch.stop - batch.start)
                 return values
 
-            launched = (chunk.positions, *_to_host(run_batches(run, chunk.batches, batch_workers), cuda))
+            launched = (chunk, *_to_host(run_batches(run, chunk.batches, batch_workers), cuda))
             if waiting is not None:
-                _scatter(out, *waiting)
+                out = _settle(out, *waiting)
+                if waiting[0].last:
+                    yield out
             waiting = launched
         if waiting is not None:
-            _scatter(out, *waiting)
-    return out
+            out = _settle(out, *waiting)
+            yield out
 
 
 def _batch(
@@ -123,8 +142,11 @@ def _batch(
     return tuple(tensor.to(device, non_blocking=True) for tensor in pinned)
 
 
-def _to_host(values: list[torch.Tensor], cuda: bool) -> tuple[torch.Tensor, torch.cuda.Event | None]:
-    """A chunk's outputs copied to the host as float32: on CUDA asynchronously, with the event that marks its end."""
+def _to_host(values: list[torch.Tensor], cuda: bool) -> tuple[torch.Tensor | None, torch.cuda.Event | None]:
+    """A chunk's outputs copied to the host as float32: on CUDA asynchronously, with the event that marks its end
+    (``None`` for a chunk without captions)."""
+    if not values:
+        return None, None
     joined = torch.cat(values).float()
     if not cuda:
         return joined.cpu(), None
@@ -135,7 +157,14 @@ def _to_host(values: list[torch.Tensor], cuda: bool) -> tuple[torch.Tensor, torc
     return host, event
 
 
-def _scatter(out: np.ndarray, positions: np.ndarray, host: torch.Tensor, event: torch.cuda.Event | None) -> None:
-    if event is not None:
-        event.synchronize()
-    out[positions] = host.numpy()
+def _settle(
+    out: np.ndarray, chunk: SortedChunk, host: torch.Tensor | None, event: torch.cuda.Event | None
+) -> np.ndarray:
+    """``chunk``'s scores put in place in its piece's array (a new one at the piece's first chunk), once copied."""
+    if chunk.first:
+        out = np.empty(chunk.piece_size, dtype=np.float32)
+    if host is not None:
+        if event is not None:
+            event.synchronize()
+        out[chunk.positions] = host.numpy()
+    return out

@@ -45,8 +45,13 @@ FILE_EXTENSIONS = (
 )
 #: Characters stripped from both ends of a token before it is judged.
 _TOKEN_EDGES = "\"'()[]{}.,;:!?*"
-#: A whitespace-bounded run of letters, perhaps quoted or punctuated: a word, so not junk (the fast path).
-_PLAIN_WORD = re.compile(r"(?<!\S)[\"'(\[]?([^\W\d_]{2,})[\])\"'.,;:!?]*(?!\S)")
+#: Five or more Latin letters without a vowel (``KVJQBJJXCKB``): a code, not a word.
+_NO_VOWEL_CODE = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
+#: Trailing punctuation a plain word may carry.
+_WORD_END = r"[\])\"'.,;:!?]*(?!\S)"
+#: A whitespace-bounded run of letters, perhaps quoted or punctuated, that is not a no-vowel code: a word, so not
+#: junk (the fast path, one search in C: most captions are decided here).
+_PLAIN_WORD = re.compile(rf"(?<!\S)[\"'(\[]?(?!{_NO_VOWEL_CODE.pattern}{_WORD_END})[^\W\d_]{{2,}}{_WORD_END}")
 _FILE_NAME = re.compile(rf"\S*\.(?:{FILE_EXTENSIONS})(?:[?#&]\S*)?", re.IGNORECASE)
 _NOT_A_WORD = re.compile(
     r"(?:https?|s?ftp|file|data|mailto):\S*"  # URLs with a scheme
@@ -60,8 +65,6 @@ _NOT_A_WORD = re.compile(
 #: HTML tags and entities. ``[^<>]`` stops at the next bracket, so each ``<`` is scanned past once: linear.
 _MARKUP = re.compile(r"<[^<>]*>|&(?:#\d{1,7}|#x[0-9a-f]{1,6}|[a-z]{2,10});", re.IGNORECASE)
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
-#: Five or more Latin letters without a vowel (``KVJQBJJXCKB``): a code, not a word.
-_NO_VOWEL_CODE = re.compile(r"[b-df-hj-np-tv-xzB-DF-HJ-NP-TV-XZ]{5,}")
 
 
 def is_web_junk(text: str) -> bool:
@@ -72,8 +75,7 @@ def is_web_junk(text: str) -> bool:
     stripped = text.strip()
     if len(stripped) <= _LONGEST_MARKER and stripped.casefold() in MISSING_MARKERS:
         return True
-    plain = "<" not in text and "&" not in text
-    if plain and any(not _NO_VOWEL_CODE.fullmatch(match.group(1)) for match in _PLAIN_WORD.finditer(text)):
+    if "<" not in text and "&" not in text and _PLAIN_WORD.search(text):
         return False
     tokens = _MARKUP.sub(" ", text).split()
     if len(tokens) == 1 and _FILE_NAME.fullmatch(tokens[0].strip(_TOKEN_EDGES)):

@@ -9,7 +9,8 @@ its new columns, and the rows to keep.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,7 +19,7 @@ import numpy as np
 from ...scoring.base import ConcretenessScorer
 from ...scoring.progress import reporting_to
 from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, flat_captions, is_nested, model_column, per_row, score_columns, score_flat
+from ..columns import AGGREGATES, flat_captions, is_nested, model_column, per_row, score_columns, score_flat_stream
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan
 from ..io.table import CaptionTable
 
@@ -61,24 +62,49 @@ def bind(
 def score(
     scorer: ConcretenessScorer, plan: FilterPlan, table: CaptionTable, report: Callable[[int], Any]
 ) -> np.ndarray:
-    """Raw scores of every caption of ``table``, flat and in order, reporting progress as it goes:
-    batch by batch where the scorer batches, and every caption of a call once it returns."""
-    captions = flat_captions(table.captions, plan.nested)
-    raw = np.empty(len(captions), dtype=np.float32)
-    reported = 0
+    """Raw scores of every caption of ``table``, flat and in order (see :func:`score_tables`)."""
+    [(_, raw)] = score_tables(scorer, plan, [table], report)
+    return raw
 
-    def batch_done(count: int) -> None:  # distinct non-blank captions: at most the part's length
+
+def score_tables(
+    scorer: ConcretenessScorer, plan: FilterPlan, tables: Iterable[CaptionTable], report: Callable[[int], Any]
+) -> Iterator[tuple[CaptionTable, np.ndarray]]:
+    """Each table with the raw scores of every caption, flat and in order, reporting progress as it goes:
+    batch by batch where the scorer batches, and every caption of a part once its scores are back.
+
+    The tables' captions go to the scorer as one stream of parts (:meth:`~ConcretenessScorer.score_stream`):
+    a scorer on a GPU tokenizes and launches the next parts, reading ``tables`` ahead, while a table is
+    written. Other scorers read one table at a time."""
+    reported = due = 0
+    tables_read: deque[tuple[CaptionTable, int]] = deque()  # each table read with its number of parts
+
+    def batch_done(count: int) -> None:  # distinct non-blank captions of a part: at most the part's length
         nonlocal reported
         reported += count
         report(count)
 
-    for start in range(0, len(captions), PROGRESS_CHUNK):
-        part = captions[start : start + PROGRESS_CHUNK]
-        reported = 0
-        with reporting_to(batch_done):
-            raw[start : start + len(part)] = score_flat(scorer, part)
-        report(len(part) - reported)
-    return raw
+    def parts() -> Iterator[list[Any]]:
+        for table in tables:
+            captions = flat_captions(table.captions, plan.nested)
+            starts = range(0, len(captions), PROGRESS_CHUNK) or range(1)  # a table without captions is one part
+            tables_read.append((table, len(starts)))
+            for start in starts:
+                yield captions[start : start + PROGRESS_CHUNK]
+
+    done: list[np.ndarray] = []
+    with reporting_to(batch_done):
+        for raw in score_flat_stream(scorer, parts()):
+            done.append(raw)
+            due += len(raw)
+            if reported < due:  # what the batches did not report: blanks, repeats, junk, a scorer that does not batch
+                report(due - reported)
+                reported = due
+            table, part_count = tables_read[0]
+            if len(done) == part_count:
+                tables_read.popleft()
+                yield table, np.concatenate(done)
+                done = []
 
 
 def caption_digest(table: CaptionTable) -> str:

@@ -174,10 +174,11 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
         report = progress.update if progress is not None else _ignore
         if progress is not None and not plan.nested:  # the bar counts captions: rows, unless they come in lists
             chunks = _setting_total(chunks, progress, job)
+        scored_chunks = _scored(job, scorer, plan, chunks, report)
         scored = (
-            _two_passes(plan, scorer, chunks, read, report, work_file)
+            _two_passes(plan, scored_chunks, read, work_file)
             if plan.needs_all_rows
-            else ((chunk, pieces.score(scorer, plan, chunk, report), None) for chunk in chunks)
+            else ((chunk, raw, None) for chunk, raw in scored_chunks)
         )
         stream = stack.enter_context(atomic_output(job.output)) if isinstance(job.output, Path) else job.output
         if isinstance(job.output, Path):  # kept.jsonl.gz: written compressed into the temp file
@@ -243,20 +244,34 @@ def _starting_with(first: CaptionTable, rest: Iterator[CaptionTable]) -> Iterato
     yield from rest
 
 
+def _scored(
+    job: FileJob,
+    scorer: ConcretenessScorer,
+    plan: FilterPlan,
+    chunks: Iterator[CaptionTable],
+    report: Callable[[int], Any],
+) -> Iterator[tuple[CaptionTable, np.ndarray]]:
+    """Each chunk with its raw scores. A file is read ahead of what is written (a scorer on a GPU works on the
+    next chunks meanwhile, see :func:`~.pieces.score_tables`); a stream (stdin) is not, so that each chunk's
+    rows reach the output once scored, without waiting for the next chunk's rows to arrive."""
+    if not _is_stream(job.source):
+        yield from pieces.score_tables(scorer, plan, chunks, report)
+        return
+    for chunk in chunks:
+        yield from pieces.score_tables(scorer, plan, [chunk], report)
+
+
 def _two_passes(
     plan: FilterPlan,
-    scorer: ConcretenessScorer,
-    chunks: Iterator[CaptionTable],
+    scored_chunks: Iterator[tuple[CaptionTable, np.ndarray]],
     read: Callable[[], Iterator[CaptionTable]],
-    report: Callable[[int], Any],
     work_file: Callable[[], Path],
 ) -> Iterator[tuple[CaptionTable, np.ndarray, Cuts]]:
     """Score every chunk keeping raw scores and ranking values in work files, fit the cuts, re-read the input."""
     raws = SpilledArrays(work_file())
     rankings = {name: SpilledArrays(work_file()) for name in plan.ranked()}
     digests = []
-    for chunk in chunks:
-        raw = pieces.score(scorer, plan, chunk, report)
+    for chunk, raw in scored_chunks:
         raws.append(raw)
         for name, values in pieces.ranking_values(plan, chunk, raw).items():
             rankings[name].append(values)
