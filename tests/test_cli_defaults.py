@@ -6,20 +6,18 @@ import argparse
 import dataclasses
 import inspect
 
-from modeling_icc.cli.common import filter_plan, keywords_for, open_scorer
-from modeling_icc.cli.filter import other_rule
+from modeling_icc.cli.common import job_spec, keywords_for, open_scorer
 from modeling_icc.cli.main import COMMANDS, build_parser
 from modeling_icc.curation.filter_options import FilterOptions
-from modeling_icc.curation.selection import KeepRule
+from modeling_icc.curation.job_spec import JobSpec, ScoringOptions
 from modeling_icc.evaluation import Bootstrap, load_benchmarks, run_suite
 from modeling_icc.evaluation.baselines.registry import ModelOptions
 from modeling_icc.scoring.load import DEFAULT_MODEL_ID, load_scorer
 
 #: ``icc bench`` flags whose None means the target's choice: the device (run_suite's "auto").
 BENCH_NONE_MEANS_THE_TARGETS = {"device"}
-#: ``icc filter`` flags whose None means the target's choice: the input format's caption column (and, at
-#: node level, its aligned columns), and the other rule's default column.
-FILTER_NONE_MEANS_THE_TARGETS = {"column", "node_columns", "and_column"}
+#: ``icc filter`` flags whose None means the target's choice: the other rule's default column.
+FILTER_NONE_MEANS_THE_TARGETS = {"and_column"}
 
 
 def _defaults(target) -> dict[str, object]:
@@ -65,21 +63,26 @@ def test_bench_passes_its_flags_to_load_benchmarks_and_model_options_by_name():
     assert (options.text_to_image, options.llm_scale, options.seed) == ("t2i", 3, 2)
 
 
-def test_filter_command_line_defaults_are_the_filter_options_defaults():
+def test_filter_command_line_defaults_are_the_job_specs_defaults():
     parsed = _parsed("filter", "--threshold", "0.5", "--input", "x.txt")
     compared = set()
-    for option in dataclasses.fields(FilterOptions):
-        if option.name not in parsed or option.name in ("threshold", "top_fraction", "top_k"):
-            continue
-        value = parsed[option.name]
-        assert value == option.default or (value is None and option.name in FILTER_NONE_MEANS_THE_TARGETS), option
-        compared.add(option.name)
-    assert compared == {"column", "level", "aggregate", "node_columns"}
+    for spec in (FilterOptions, ScoringOptions, JobSpec):
+        for option in dataclasses.fields(spec):
+            if option.name not in parsed or option.name in ("threshold", "top_fraction", "top_k", "texts"):
+                continue
+            value = parsed[option.name]
+            assert value == option.default or (value is None and option.name in FILTER_NONE_MEANS_THE_TARGETS), option
+            compared.add(option.name)
+    assert compared == {
+        *("column", "level", "aggregate", "node_columns"),
+        *("model", "fallback", "device", "dtype", "batch_size", "compile", "tokenize_workers"),
+        *("output", "output_dir", "input_format", "output_format", "datacomp_subset", "uid_column"),
+        *("workers", "show", "progress"),
+    }
     args = build_parser("filter").parse_args(["filter", "--threshold", "0.5", "--input", "x.txt"])
-    plan = filter_plan(args, "txt", KeepRule(threshold=0.5))
-    assert plan == FilterOptions(threshold=0.5).plan()  # what the None flags stand for, on a text input
+    assert job_spec(args) == JobSpec(inputs=("x.txt",), keep=FilterOptions(threshold=0.5))
     with_clip = build_parser("filter").parse_args(["filter", "--threshold", "0.5", "-i", "x", "--and-threshold", "1"])
-    assert other_rule(with_clip).column == FilterOptions.clip_column
+    assert job_spec(with_clip).keep.plan().other.column == FilterOptions.clip_column
 
 
 def _options(command: str) -> dict[str, argparse.Action]:

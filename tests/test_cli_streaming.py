@@ -17,12 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from modeling_icc import ConcretenessScorer, LiteScorer, load_scorer
-from modeling_icc.cli import common
 from modeling_icc.cli.main import main
 from modeling_icc.curation.engines import pieces
 from modeling_icc.curation.engines.single_file import FileJob, ScoreStats, run_file_job
 from modeling_icc.curation.filter_plan import ColumnRule, FilterPlan
 from modeling_icc.curation.io.tables import CHUNK_ROWS, iter_tables
+from modeling_icc.curation.job_spec import ScoringOptions
 from modeling_icc.curation.selection import KeepRule, keep_mask
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.provenance import synthetic_captions
@@ -81,7 +81,7 @@ def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suff
     N is two whole chunks, so that both runs reach the steady state (one chunk being read
     while the previous one is written).
     """
-    monkeypatch.setattr(common, "open_scorer", lambda args: LengthScorer())
+    monkeypatch.setattr(ScoringOptions, "load", lambda options, notice=None, cache=False: LengthScorer())
     n = 2 * CHUNK_ROWS
     peaks = []
     for rows in (100, n, 2 * n):  # the first run imports what the job needs

@@ -1,5 +1,5 @@
-"""One contract for every engine: the options of FilterOptions and ScoringOptions, with their defaults, reach
-``datasets``, Ray, single-file and sharded jobs alike (docs/curation.md, "Adding an option")."""
+"""One contract for every engine: the options of FilterOptions and ScoringOptions (the parts of a JobSpec), with
+their defaults, reach ``datasets``, Ray, single-file and sharded jobs alike (docs/curation.md, "Adding an option")."""
 
 import dataclasses
 import inspect
@@ -10,9 +10,9 @@ import pytest
 
 from modeling_icc.cli.main import build_parser, main
 from modeling_icc.curation.engines import datasets as hf_engine
-from modeling_icc.curation.engines.scoring import ScoringOptions
 from modeling_icc.curation.filter_options import FilterOptions
 from modeling_icc.curation.filter_plan import FilterPlan
+from modeling_icc.curation.job_spec import ScoringOptions
 from modeling_icc.curation.selection import KeepRule
 from modeling_icc.scoring.load import DEFAULT_MODEL_ID
 
@@ -107,14 +107,12 @@ def test_each_filter_option_given_to_an_engine_reaches_its_plan(engine, name, mo
 
 
 def test_icc_filter_flags_give_the_plan_of_the_same_options(tmp_path):
-    """Single-file and sharded jobs both take the plan of ``cli.common.filter_plan``; its defaults are the spec's."""
-    from modeling_icc.cli.common import filter_plan
-    from modeling_icc.cli.filter import other_rule
+    """Single-file and sharded jobs both take the plan of the job spec ``cli.common.job_spec`` builds."""
+    from modeling_icc.cli.common import job_spec
 
     def plan_of(*flags: str) -> FilterPlan:
         args = build_parser("filter").parse_args(["filter", "--input", "x.jsonl", *flags])
-        rule = KeepRule(threshold=args.threshold, top_fraction=args.top_fraction, top_k=args.top_k)
-        return filter_plan(args, "jsonl", rule, other_rule(args))
+        return job_spec(args).keep.plan(input_format="jsonl")
 
     assert plan_of("--threshold", "0.5") == FilterOptions(threshold=0.5).plan()
     given = {
@@ -159,27 +157,32 @@ def test_the_same_options_keep_the_same_rows_in_datasets_single_file_and_sharded
     assert uids(tmp_path / "kept.jsonl") == kept["uid"] == uids(tmp_path / "shards" / "pool.jsonl")
 
 
-#: A value other than the default for every scoring option that reaches the scorer's loader.
-CHANGED_SCORING = {"device": "cpu", "dtype": "float32", "model_batch_size": 3, "tokenize_workers": 1}
+#: A value other than the default for every scoring option but the model, which reaches the scorer's loader.
+CHANGED_SCORING = {
+    "fallback": "lite",
+    "device": "cpu",
+    "dtype": "float32",
+    "batch_size": 3,
+    "compile": True,
+    "tokenize_workers": 1,
+}
 
 
 @pytest.mark.dtype
 @pytest.mark.parametrize("name", CHANGED_SCORING)
 def test_each_scoring_option_given_to_the_datasets_engine_reaches_the_scorers_loader(name, monkeypatch):
-    from modeling_icc.curation.engines import scoring
+    from modeling_icc.curation import job_spec
     from modeling_icc.scoring.load import load_scorer
 
     calls = []
 
     def recording_load_scorer(model, device=None, dtype=None, batch_size=None, **options):
-        calls.append({"device": device, "dtype": dtype, "model_batch_size": batch_size, **options})
+        calls.append({"device": device, "dtype": dtype, "batch_size": batch_size, **options})
         return load_scorer("lite")
 
-    monkeypatch.setattr(scoring, "load_scorer", recording_load_scorer)
+    monkeypatch.setattr(job_spec, "load_scorer", recording_load_scorer)
     hf_engine.add_icc_scores(
-        datasets.Dataset.from_dict({"caption": ["a dog"]}), model="lite", **{name: CHANGED_SCORING[name]}
+        datasets.Dataset.from_dict({"caption": ["a dog"]}), model="mini", **{name: CHANGED_SCORING[name]}
     )
     assert calls and calls[0][name] == CHANGED_SCORING[name]
-    assert set(CHANGED_SCORING) | {"model", "batch_size"} == {
-        option.name for option in dataclasses.fields(ScoringOptions)
-    }
+    assert set(CHANGED_SCORING) | {"model"} == {option.name for option in dataclasses.fields(ScoringOptions)}

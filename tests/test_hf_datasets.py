@@ -50,7 +50,7 @@ def expected_scores() -> np.ndarray:
 
 @pytest.mark.parametrize("fmt", [None, "numpy", "pandas", "arrow", "torch"])
 def test_scores_match_the_scorer_for_every_batch_format(fmt):
-    scored = add_icc_scores(pool().with_format(fmt), model="lite", batch_size=3)
+    scored = add_icc_scores(pool().with_format(fmt), model="lite", map_batch_size=3)
     scores = np.asarray(scored.with_format(None)["icc_score"], dtype=np.float64)
     np.testing.assert_allclose(scores, expected_scores(), atol=1e-6, equal_nan=True)
     assert scored.features["icc_score"] == datasets.Value("float32")
@@ -59,7 +59,7 @@ def test_scores_match_the_scorer_for_every_batch_format(fmt):
 
 @pytest.mark.parametrize("fmt", [None, "arrow", "pandas"])
 def test_streaming_scores_equal_in_memory_scores(fmt):
-    stream = add_icc_scores(pool().to_iterable_dataset().with_format(fmt), model="lite", batch_size=3)
+    stream = add_icc_scores(pool().to_iterable_dataset().with_format(fmt), model="lite", map_batch_size=3)
     rows = list(stream.with_format(None))
     assert [row["uid"] for row in rows] == [f"u{i}" for i in range(len(CAPTIONS))]
     np.testing.assert_allclose([row["icc_score"] for row in rows], expected_scores(), atol=1e-6, equal_nan=True)
@@ -69,7 +69,7 @@ def test_streaming_scores_equal_in_memory_scores(fmt):
 @pytest.mark.parametrize("streaming", [False, True])
 def test_filter_keeps_the_same_rows_as_keep_mask(rule, streaming):
     data = pool().to_iterable_dataset() if streaming else pool()
-    kept = filter_by_icc(data, model="lite", batch_size=3, **rule)
+    kept = filter_by_icc(data, model="lite", map_batch_size=3, **rule)
     uids = [row["uid"] for row in kept]
     mask = keep_mask(expected_scores(), KeepRule(**rule))
     assert uids == [f"u{i}" for i in np.flatnonzero(mask)]
@@ -127,7 +127,7 @@ def gbc_like() -> datasets.Dataset:
 
 
 def test_nested_column_gets_per_row_lists_and_aggregates():
-    scored = add_icc_scores(gbc_like(), column="nodes", model="lite", batch_size=2)
+    scored = add_icc_scores(gbc_like(), column="nodes", model="lite", map_batch_size=2)
     rows = scored.to_list()
     for row in rows[:2]:
         expected = LITE.score(row["nodes"])
@@ -234,8 +234,8 @@ def test_scorer_is_loaded_once_per_process(tiny_student_dir, monkeypatch):
     real = scorer_load._load
     monkeypatch.setattr(scorer_load, "_load", lambda *a, **k: loads.append(a) or real(*a, **k))
     scorer_load.clear_scorer_cache()
-    add_icc_scores(pool(), model=str(tiny_student_dir), device="cpu", batch_size=2)
-    list(add_icc_scores(pool().to_iterable_dataset(), model=str(tiny_student_dir), device="cpu", batch_size=2))
+    add_icc_scores(pool(), model=str(tiny_student_dir), device="cpu", map_batch_size=2)
+    list(add_icc_scores(pool().to_iterable_dataset(), model=str(tiny_student_dir), device="cpu", map_batch_size=2))
     assert len(loads) == 1
 
 
@@ -275,7 +275,7 @@ def test_num_proc_places_each_process_by_rank_and_loads_once(tiny_student_dir, t
     monkeypatch.setattr(scorer_load, "_load", record_load)
     scorer_load.clear_scorer_cache()
     scored = add_icc_scores(
-        datasets.Dataset.from_dict({"caption": captions}), model=str(tiny_student_dir), num_proc=2, batch_size=4
+        datasets.Dataset.from_dict({"caption": captions}), model=str(tiny_student_dir), num_proc=2, map_batch_size=4
     )
     scores = np.asarray(scored["icc_score"], dtype=float)
     np.testing.assert_allclose(scores, reference, atol=score_atol(scorer), equal_nan=True)

@@ -59,7 +59,7 @@ def test_lite_threshold_and_clip_rule_parquet_round_trip(local_ray, tmp_path):
 def test_tiny_student_actor_scores_match_the_scorer_and_top_k(local_ray, tmp_path, tiny_student_dir):
     pool = write_pool(tmp_path / "in", n_files=1, rows=50)
     ds = ray.data.read_parquet(str(tmp_path / "in"))
-    scored = icc_ray.add_icc_scores(ds, model=str(tiny_student_dir), device="cpu", num_actors=1, batch_size=16)
+    scored = icc_ray.add_icc_scores(ds, model=str(tiny_student_dir), device="cpu", num_actors=1, map_batch_size=16)
     scored.write_parquet(str(tmp_path / "scored"))
     scorer = load_scorer(tiny_student_dir, device="cpu")  # the default dtype, as the actors use
     reference = scorer.score(pool.column("caption").to_pylist())

@@ -389,7 +389,7 @@ def test_resume_from_scores_saved_without_ranking_values(tmp_path, monkeypatch):
     args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "9", "--no-progress"]
     assert icc(*args, "--output-dir", tmp_path / "ref") == 0
     with monkeypatch.context() as patch:  # keep the work files, as a run killed before its summary does
-        patch.setattr("modeling_icc.curation.engines.shards.shutil.rmtree", lambda *a, **k: None)
+        patch.setattr("modeling_icc.curation.engines.shards.remove_tree", lambda place: None)
         assert icc(*args, "--output-dir", tmp_path / "out") == 0
     assert len(list((tmp_path / "out" / ".icc-work").glob("*.raw.npz"))) == 3
     for saved in (tmp_path / "out" / ".icc-work").glob("*.raw.npz"):

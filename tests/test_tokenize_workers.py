@@ -14,6 +14,7 @@ import torch
 from modeling_icc import NeuralScorer, load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.curation.engines import shards
+from modeling_icc.curation.job_spec import ScoringOptions
 from modeling_icc.scoring import chunks, runner
 from modeling_icc.scoring.batching import pad_packed, pad_rows, padded_width, plan_batches
 from modeling_icc.scoring.tokenize_workers import (
@@ -215,16 +216,19 @@ def test_the_cli_refuses_a_negative_number_of_tokenizer_workers(capsys):
 
 
 def test_a_sharded_job_passes_tokenize_workers_to_its_scorer(tiny_student_dir, tmp_path, monkeypatch):
+    from modeling_icc.curation import job_spec
+
     seen = []
-    original = shards.load_scorer
+    original = job_spec.load_scorer
 
     def spy(*args, **kwargs):
         seen.append(kwargs.get("tokenize_workers"))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(shards, "load_scorer", spy)
+    monkeypatch.setattr(job_spec, "load_scorer", spy)
     source = tmp_path / "a.txt"
     source.write_text("a dog\nthe meaning of life\n", encoding="utf-8")
-    job = shards.ShardJob((source,), tmp_path / "out", str(tiny_student_dir), device="cpu", tokenize_workers=1)
+    scoring = ScoringOptions(str(tiny_student_dir), device="cpu", tokenize_workers=1)
+    job = shards.ShardJob((source,), tmp_path / "out", scoring)
     assert shards.run_shard_job(job)["rows"] == 2
     assert seen == [1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..curation.io.table import TEXT_COLUMN
 from ..evaluation.baselines.registry import (
     BASELINES,
     DEFAULT_SCORERS,
@@ -15,7 +14,14 @@ from ..evaluation.baselines.registry import (
     parse_scorer_list,
 )
 from ..evaluation.bootstrap import DEFAULT_BOOTSTRAP
-from ..evaluation.data import BENCHMARK_NAMES, DEFAULT_BENCHMARKS, DEV_LABEL_COLUMN, PUBLISHED, PUBLISHED_COLUMN
+from ..evaluation.data import (
+    BENCHMARK_NAMES,
+    DEFAULT_BENCHMARKS,
+    DEV_LABEL_COLUMN,
+    PUBLISHED,
+    PUBLISHED_COLUMN,
+    TEXT_COLUMN,
+)
 from ..utils.errors import UserInputError
 from .common import keywords_for, require_positive
 

@@ -7,41 +7,22 @@ model start at once; sharded jobs and neural models import what they need when u
 from __future__ import annotations
 
 import argparse
-import glob
 import inspect
 import sys
 from collections.abc import Callable
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..curation.columns import SCORE_QUANTILES
-from ..curation.filter_plan import ColumnRule, FilterPlan
-from ..curation.io import compression
-from ..curation.io.formats import (
-    FORMAT_COLUMNS,
-    FORMATS,
-    INPUT_FORMATS,
-    default_output_format,
-    detect_format,
-    infer_format,
-)
-from ..curation.io.readers import check_input_file
-from ..curation.io.table import TEXT_COLUMN
+from ..curation.filter_options import CLIP_COLUMN, FilterOptions
+from ..curation.job_spec import INPUT_FORMAT_NAMES, OUTPUT_FORMAT_NAMES, JobSpec, ScoringOptions
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
-from ..scoring.load import (
-    DEFAULT_MODEL_ID,
-    LITE_MODEL_ID,
-    MINI_MODEL_ID,
-    PUBLISHED_MODEL_ID,
-    fallback_notices,
-    load_scorer,
-)
+from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, PUBLISHED_MODEL_ID
 from ..utils.errors import UserInputError
+from ..utils.locations import location
 
 if TYPE_CHECKING:
-    from ..curation.engines.single_file import FileJob, FileJobResult
-    from ..curation.io.table import CaptionTable
+    from ..curation.engines.single_file import FileJobResult
 
 
 def keywords_for(target: Callable[..., object], args: argparse.Namespace) -> dict[str, object]:
@@ -97,21 +78,23 @@ def add_input_options(parser: argparse.ArgumentParser, *, required: bool) -> Non
         nargs="+",
         required=required,
         metavar="FILE",
-        help="file to read, or '-' for stdin; several files or quoted globs ('shards/*.tar') with --output-dir",
+        help="file to read (a path or a URL: s3://, gs://, hf://), or '-' for stdin; several files or quoted globs "
+        "('shards/*.tar') with --output-dir",
     )
     group.add_argument(
         "--format",
-        choices=INPUT_FORMATS,
+        dest="input_format",
+        choices=INPUT_FORMAT_NAMES,
         default=None,
         help="input format (default: from the extension and the first bytes, see docs/curation.md; txt for stdin)",
     )
     group.add_argument(
-        "--column", default=None, help=f"caption column (default: {TEXT_COLUMN}; for GBC graphs, their node captions)"
+        "--column", default=None, help="caption column (default: caption; for GBC graphs, their node captions)"
     )
-    group.add_argument("--output", "-o", default=None, help="file to write (default: stdout)")
+    group.add_argument("--output", "-o", default=None, help="file to write, a path or a URL (default: stdout)")
     group.add_argument(
         "--output-format",
-        choices=FORMATS,
+        choices=OUTPUT_FORMAT_NAMES,
         default=None,
         help="default: from --output's extension, else the input format (plain text: TSV with a header); "
         "txt writes score<TAB>caption, without the other columns",
@@ -124,7 +107,12 @@ def add_shard_options(parser: argparse.ArgumentParser) -> None:
         "With --output-dir, every input shard (parquet, jsonl, csv, txt or webdataset tar) gets one output "
         "shard and a NAME.stats.json completion marker; re-running the same command resumes.",
     )
-    group.add_argument("--output-dir", default=None, metavar="DIR", help="write one output per input shard here")
+    group.add_argument(
+        "--output-dir",
+        default=None,
+        metavar="DIR",
+        help="write one output per input shard here (a folder or a URL prefix: s3://bucket/kept/)",
+    )
     group.add_argument("--workers", type=int, default=1, help="processes scoring shards in parallel (default: 1)")
     group.add_argument(
         "--progress",
@@ -134,75 +122,60 @@ def add_shard_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def check_single_input(args: argparse.Namespace) -> None:
-    """Without --output-dir the command reads exactly one file (or stdin)."""
-    if args.input and (len(args.input) > 1 or glob.has_magic(args.input[0])):
-        raise UserInputError("several inputs or a glob need --output-dir DIR (one output per input shard)")
-    if args.workers != 1:
-        raise UserInputError("--workers applies to sharded jobs; add --output-dir DIR")
+def notice(line: str) -> None:
+    """A job's notice (a model fallback, fewer workers than asked) as one line on stderr."""
+    print(f"icc: notice: {line}", file=sys.stderr)
 
 
-def filter_plan(
-    args: argparse.Namespace, fmt: str, rule: KeepRule | None = None, other: ColumnRule | None = None
-) -> FilterPlan:
-    """The plan of a command on input format ``fmt``: its caption column (and aligned columns) and rules."""
-    column, node_columns = FORMAT_COLUMNS.get(fmt, (TEXT_COLUMN, ()))
-    level = getattr(args, "level", "row")
-    given = getattr(args, "node_columns", None)  # refused without --level node
-    return FilterPlan(
-        rule,
-        args.column or column,
-        level=level,
-        aggregate=getattr(args, "aggregate", None),
-        node_columns=given if given is not None else node_columns if level == "node" else (),
-        other=other,
-    )
+def job_spec(args: argparse.Namespace) -> JobSpec:
+    """``icc score|filter``'s flags as one :class:`JobSpec` (checked by the job that runs it).
 
-
-def run_sharded(
-    args: argparse.Namespace, rule: KeepRule | None = None, other: ColumnRule | None = None, **job_options: object
-) -> int:
-    """``icc score|filter --output-dir``: one output per input shard, resumable."""
-    if args.output:
-        raise UserInputError("give --output FILE for one input or --output-dir DIR for shards, not both")
-    if args.input == ["-"]:
-        raise UserInputError("sharded jobs read files, not stdin")
-    from ..curation.engines.shards import SUMMARY_FILE, ShardJob, expand_inputs, run_shard_job
-    from ..curation.engines.workers import worker_count
-    from ..scoring.tokenize_workers import usable_cores
-
-    inputs = tuple(expand_inputs(args.input))
-    workers = worker_count(args.workers, len(inputs))
-    if workers < args.workers:
-        print(
-            f"icc: notice: --workers {args.workers} lowered to {workers} ({len(inputs)} shard"
-            f"{'s' * (len(inputs) != 1)}; this process may use {usable_cores()} CPU cores)",
-            file=sys.stderr,
+    Each flag's ``dest`` is the name of the spec's field it sets; only the other column's rule, three
+    flags for one option, is assembled here.
+    """
+    given = tuple(getattr(args, name, None) for name in ("and_threshold", "and_top_fraction", "and_top_k"))
+    clip = KeepRule(*given) if any(value is not None for value in given) else None
+    and_column = getattr(args, "and_column", None)
+    if clip is None and and_column is not None:
+        raise UserInputError(
+            f"--and-column {and_column} needs a rule: --and-threshold, --and-top-fraction or --and-top-k"
         )
-    plan = filter_plan(args, detect_format(inputs[0], args.format), rule, other)
-    scorer = open_scorer(args)
-    job = ShardJob(
-        inputs=inputs,
-        output_dir=Path(args.output_dir),
-        model=scorer.model_id,
-        plan=plan,
-        input_format=args.format,
-        output_format=args.output_format,
-        device=args.device,
-        dtype=args.dtype,
-        batch_size=args.batch_size,
-        compile=args.compile,
-        tokenize_workers=args.tokenize_workers,
-        workers=workers,
-        progress=args.progress,
-        **job_options,
+    keep = FilterOptions(**keywords_for(FilterOptions, args), clip=clip, clip_column=and_column or CLIP_COLUMN)
+    texts = tuple(getattr(args, "texts", ()))
+    inputs = tuple(args.input or ())
+    if not inputs and not texts and not args.output_dir and not sys.stdin.isatty():
+        inputs = ("-",)  # captions piped in
+    return JobSpec(
+        **{
+            **keywords_for(JobSpec, args),
+            "inputs": inputs,
+            "texts": texts,
+            "keep": keep,
+            "scoring": scoring_options(args),
+        }
     )
-    summary = run_shard_job(job, scorer=scorer)
+
+
+def scoring_options(args: argparse.Namespace) -> ScoringOptions:
+    """The model flags (:func:`add_model_options`) as the job's :class:`ScoringOptions`."""
+    return ScoringOptions(**keywords_for(ScoringOptions, args))
+
+
+def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
+    """Load the flags' model, or the ``--fallback`` model with a one-line notice where it cannot be loaded."""
+    options = scoring_options(args)
+    options.check()
+    return options.load(notice)
+
+
+def print_shard_summary(summary: dict[str, Any], spec: JobSpec) -> None:
+    from ..curation.engines.shards import SUMMARY_FILE
+
     lines = [
         f"{summary['shards']} shard{'s' * (summary['shards'] != 1)}, {summary['rows']} rows scored with "
         f"{summary['model']}"
         + (f" by {summary['workers']} worker processes" if summary["workers"] > 1 else "")
-        + (f", kept {summary['kept']} ({summary['rule']})" if rule is not None else ""),
+        + (f", kept {summary['kept']} ({summary['rule']})" if spec.filters else ""),
         f"NaN (blank or non-text captions): {summary['nan']}",
     ]
     if summary["redone_missing_outputs"]:
@@ -212,89 +185,10 @@ def run_sharded(
     if "datacomp_subset" in summary:
         subset = summary["datacomp_subset"]
         lines.append(f"DataComp subset: {subset['uids']} uids in {subset['path']}")
-    lines.append(
-        f"outputs and per-shard stats in {args.output_dir}; run summary in {Path(args.output_dir) / SUMMARY_FILE}"
-    )
+    summary_file = location(spec.output_dir) / SUMMARY_FILE
+    lines.append(f"outputs and per-shard stats in {spec.output_dir}; run summary in {summary_file}")
     for line in lines:
         print(f"icc: {line}", file=sys.stderr)
-    return 0
-
-
-def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
-    """Load the requested model, or the ``--fallback`` model with a one-line notice where it cannot be loaded.
-
-    The scorer shows no progress bar of its own: jobs show one over all their rows.
-    """
-    if args.tokenize_workers is not None and args.tokenize_workers < 0:
-        raise UserInputError(f"--tokenize-workers must be 0 or more, got {args.tokenize_workers}")
-    options = {
-        "device": args.device,
-        "dtype": args.dtype,
-        "batch_size": args.batch_size,
-        "compile": args.compile,
-        "progress": False,
-        "tokenize_workers": args.tokenize_workers,
-    }
-    with fallback_notices() as notices:
-        scorer = load_scorer(args.model, fallback=args.fallback, **options)
-    for notice in notices:
-        print(f"icc: notice: {notice}", file=sys.stderr)
-    return scorer
-
-
-def file_job(
-    args: argparse.Namespace,
-    table: CaptionTable | None = None,
-    rule: KeepRule | None = None,
-    other: ColumnRule | None = None,
-    **options: object,
-) -> FileJob:
-    """The job of a command without --output-dir: ``args.input`` (a file or stdin) or ``table``, one output.
-
-    The input path is checked here, before any model is loaded.
-    """
-    from ..curation.engines.single_file import FileJob
-
-    check_single_input(args)
-    path = None
-    if table is not None:
-        source, fmt = table, table.fmt
-    elif args.input == ["-"]:
-        source, fmt = sys.stdin.buffer, args.format or "txt"
-    else:
-        (name,) = args.input
-        source = path = check_input_file(name)
-        fmt = detect_format(path, args.format)
-    to_file = bool(args.output) and args.output != "-"
-    out_fmt = args.output_format or _output_format(args.output if to_file else None, fmt, path)
-    if to_file and out_fmt in ("parquet", "tar") and compression.by_extension(args.output):
-        raise UserInputError(
-            f"{out_fmt} output is not compressed as a whole (Parquet compresses its columns, tar members are "
-            f"copied): drop the {Path(args.output).suffix} from {args.output}"
-        )
-    output = Path(args.output) if to_file else sys.stdout.buffer
-    plan = filter_plan(args, fmt, rule, other)
-    return FileJob(source, fmt, output, out_fmt, plan=plan, progress=args.progress, **options)
-
-
-def _output_format(output: str | None, input_format: str, path: Path | None) -> str:
-    """From the output's extension; stdout, and a FIFO or device without one (``/dev/stdout``), as the input."""
-    from ..curation.io.outputs import writes_in_place
-
-    if output is not None:
-        try:
-            return infer_format(output, option="--output-format")
-        except UserInputError:
-            if not writes_in_place(Path(output)):
-                raise
-    return default_output_format(input_format, path)
-
-
-def run_single_file(args: argparse.Namespace, job: FileJob) -> FileJobResult:
-    """Run ``job``, loading the model once the input is checked."""
-    from ..curation.engines.single_file import run_file_job as run
-
-    return run(job, lambda: open_scorer(args))
 
 
 def print_summary(result: FileJobResult, extra: list[str] | None = None) -> None:
@@ -328,24 +222,6 @@ def quantile_line(quantiles: list[float] | None) -> str:
         return "no scored rows"
     names = "/".join(f"p{round(q * 100)}" for q in SCORE_QUANTILES)
     return f"score quantiles {names}: " + " / ".join(f"{q:.3f}" for q in quantiles)
-
-
-def check_model_options(args: argparse.Namespace) -> None:
-    """Options that would be ignored are refused: lite is pure Python on the CPU, with no batches."""
-    if args.model != LITE_MODEL_ID:
-        return
-    given = {
-        "--device": args.device not in (None, "cpu"),
-        "--dtype": args.dtype is not None,
-        "--compile": args.compile,
-        "--batch-size": args.batch_size is not None,
-    }
-    unused = [option for option, used in given.items() if used]
-    if unused:
-        raise UserInputError(
-            f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to {LITE_MODEL_ID} "
-            f"(pure Python, on the CPU, no batches): drop {'it' if len(unused) == 1 else 'them'}, or use --model mini"
-        )
 
 
 def require_positive(value: int | None, name: str) -> None:

@@ -4,25 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
 from ..curation.columns import AGGREGATES
+from ..curation.engines.jobs import run_job
 from ..curation.filter_options import CLIP_COLUMN
-from ..curation.filter_plan import ColumnRule
-from ..curation.selection import KeepRule
-from ..utils.errors import UserInputError
 from .common import (
     add_input_options,
     add_model_options,
     add_shard_options,
-    check_model_options,
-    file_job,
+    job_spec,
+    notice,
+    print_shard_summary,
     print_summary,
-    require_positive,
-    run_sharded,
-    run_single_file,
 )
 
 DESCRIPTION = (
@@ -97,45 +92,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_model_options(parser)
 
 
-def other_rule(args: argparse.Namespace) -> ColumnRule | None:
-    given = (args.and_threshold, args.and_top_fraction, args.and_top_k)
-    if all(value is None for value in given):
-        if args.and_column is not None:
-            raise UserInputError(
-                f"--and-column {args.and_column} needs a rule: --and-threshold, --and-top-fraction or --and-top-k"
-            )
-        return None
-    return ColumnRule(
-        args.and_column or CLIP_COLUMN,
-        KeepRule(threshold=args.and_threshold, top_fraction=args.and_top_fraction, top_k=args.and_top_k),
-    )
-
-
 def run(args: argparse.Namespace) -> int:
-    require_positive(args.batch_size, "--batch-size")
-    check_model_options(args)
-    rule = KeepRule(threshold=args.threshold, top_fraction=args.top_fraction, top_k=args.top_k)
-    subset = Path(args.datacomp_subset) if args.datacomp_subset else None
-    if args.uid_column is not None and subset is None:
-        raise UserInputError("--uid-column names the uids of --datacomp-subset FILE.npy; add it or drop --uid-column")
-    options = {"datacomp_subset": subset, **({"uid_column": args.uid_column} if args.uid_column else {})}
-    if args.output_dir:
-        if args.show:
-            raise UserInputError("--show prints the rows of one file; without --output-dir, or read the output shards")
-        return run_sharded(args, rule, other_rule(args), **options)
-    job = file_job(args, rule=rule, other=other_rule(args), show=args.show, **options)
-    result = run_single_file(args, job)
-    if args.output and args.output != "-":
-        print(f"icc: wrote {result.kept} kept rows to {args.output}", file=sys.stderr)
-    if subset is not None:
-        print(f"icc: wrote {result.subset_uids} uids to the DataComp subset {subset}", file=sys.stderr)
+    spec = job_spec(args)
+    spec.check()
+    result = run_job(spec, notice)
+    if spec.sharded:
+        print_shard_summary(result, spec)
+        return 0
+    if not spec.to_stdout:
+        print(f"icc: wrote {result.kept} kept rows to {spec.output}", file=sys.stderr)
+    if spec.datacomp_subset is not None:
+        print(f"icc: wrote {result.subset_uids} uids to the DataComp subset {spec.datacomp_subset}", file=sys.stderr)
     dropped = result.rows - result.kept
-    rules = job.plan.describe()
-    lines = [f"rule: {rules}; rows in: {result.rows}, kept: {result.kept}, dropped: {dropped}"]
+    lines = [f"rule: {spec.keep.plan().describe()}; rows in: {result.rows}, kept: {result.kept}, dropped: {dropped}"]
     if result.kept_captions is not None:
         lines.append(f"node captions kept: {result.kept_captions} of {result.stats.rows}")
     print_summary(result, lines)
-    if args.show:
+    if spec.show:
         from .display import print_score_table
 
         captions, scores, kept = zip(*result.shown, strict=True) if result.shown else ((), (), ())
@@ -143,7 +116,8 @@ def run(args: argparse.Namespace) -> int:
             captions,
             np.asarray(scores, dtype=np.float64),
             kept=np.asarray(kept, dtype=bool),
-            title=f"icc filter: {rule.describe()} with {result.model_id} (first {len(captions)} of {result.rows} rows)",
+            title=f"icc filter: {spec.keep.rule.describe()} with {result.model_id} "
+            f"(first {len(captions)} of {result.rows} rows)",
             stream=sys.stderr,
         )
     return 0

@@ -4,23 +4,22 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
-from ..curation.io.table import TEXT_COLUMN
-from ..curation.io.text import replace_surrogates
-from ..utils.errors import UserInputError
+from ..curation.engines.jobs import given_captions, run_job
 from .common import (
     add_input_options,
     add_model_options,
     add_shard_options,
-    check_model_options,
-    file_job,
     invalid_text_line,
-    open_scorer,
+    job_spec,
+    notice,
+    print_shard_summary,
     print_summary,
-    require_positive,
-    run_sharded,
-    run_single_file,
 )
+
+if TYPE_CHECKING:
+    from ..curation.job_spec import JobSpec
 
 DESCRIPTION = (
     "Score captions for visual concreteness. Output keeps every input column and adds "
@@ -46,49 +45,36 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    require_positive(args.batch_size, "--batch-size")
-    check_model_options(args)
-    if args.texts and args.input:
-        raise UserInputError("give captions as arguments or --input, not both")
-    if args.texts and (args.format or args.column):
-        raise UserInputError("--format and --column describe an --input file; captions given as arguments need neither")
-    if args.output_dir:
-        if not args.input:
-            raise UserInputError("--output-dir needs --input shards")
-        return run_sharded(args)
-    if args.texts:
-        return score_arguments(args)
-    if not args.input:
-        if sys.stdin.isatty():
-            raise UserInputError("nothing to score: pass captions, --input FILE, or pipe text into --input -")
-        args.input = ["-"]
-    result = run_single_file(args, file_job(args))
-    if args.output and args.output != "-":
-        print(f"icc: wrote {result.rows} rows to {args.output}", file=sys.stderr)
+    spec = job_spec(args)
+    spec.check()
+    if spec.sharded:
+        print_shard_summary(run_job(spec, notice), spec)
+        return 0
+    if spec.texts:
+        return score_arguments(spec)
+    result = run_job(spec, notice)
+    if not spec.to_stdout:
+        print(f"icc: wrote {result.rows} rows to {spec.output}", file=sys.stderr)
     print_summary(result)
     return 0
 
 
-def score_arguments(args: argparse.Namespace) -> int:
+def score_arguments(spec: JobSpec) -> int:
     """Captions given as arguments: a table on a terminal, else written like a text file's rows (TSV).
 
     An argument that is not valid UTF-8 reaches Python with lone surrogates standing for
     its bytes; they are replaced with U+FFFD (and counted) as invalid bytes in files are.
     """
-    from ..curation.io.table import CaptionTable
-
-    texts = [replace_surrogates(text) for text in args.texts]
-    replaced = sum(text != original for text, original in zip(texts, args.texts, strict=True))
+    texts, replaced = given_captions(spec.texts)
     if replaced:
         print(f"icc: {invalid_text_line(replaced, 'arguments')}", file=sys.stderr)
-    if not args.output and sys.stdout.isatty():
+    if spec.output is None and sys.stdout.isatty():
         from .display import print_score_table
 
-        scorer = open_scorer(args)
+        scorer = spec.scoring.load(notice)
         print_score_table(texts, scorer.score(texts, errors="nan"), title=f"ICC scores ({scorer.model_id})")
         return 0
-    table = CaptionTable("txt", TEXT_COLUMN, texts, records=[{TEXT_COLUMN: t} for t in texts], fieldnames=[TEXT_COLUMN])
-    result = run_single_file(args, file_job(args, table))
-    if args.output and args.output != "-":
-        print(f"icc: wrote {result.rows} rows to {args.output}", file=sys.stderr)
+    result = run_job(spec, notice)
+    if not spec.to_stdout:
+        print(f"icc: wrote {result.rows} rows to {spec.output}", file=sys.stderr)
     return 0

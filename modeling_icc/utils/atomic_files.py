@@ -11,6 +11,9 @@ Every file the package writes (outputs, shards, JSON records, cards, figures) go
 - the file gets the permissions of any new file (the umask's), not ``mkstemp``'s 0600.
 
 A symlink at the target is replaced by the file (layers that write through links resolve them first).
+On an object store (a remote location, :mod:`.locations`) nothing renames atomically, but an object
+appears only once uploaded whole: the data go to a local temporary file (removed in any case) and are
+uploaded as one object when the block succeeds, so a failed or killed block leaves nothing there.
 """
 
 from __future__ import annotations
@@ -25,13 +28,19 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
 
+from .locations import Location, is_remote
+
 #: Marks the temporary files of :func:`atomic_file` (``.NAME.icc-XXXXXXXX.tmp``).
 TEMP_MARK = ".icc-"
 
 
 @contextmanager
-def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
+def atomic_file(path: str | os.PathLike | Location) -> Iterator[BinaryIO]:
     """A binary stream that becomes ``path`` only when the block succeeds (see the module docstring)."""
+    if is_remote(path):
+        with _uploaded_whole(path) as stream:
+            yield stream
+        return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(path)
@@ -51,14 +60,27 @@ def atomic_file(path: str | os.PathLike) -> Iterator[BinaryIO]:
         os.close(lock)
 
 
-def write_bytes(path: str | os.PathLike, data: bytes) -> Path:
+@contextmanager
+def _uploaded_whole(place: Location) -> Iterator[BinaryIO]:
+    """A local temporary file uploaded to the remote ``place`` as one object when the block succeeds."""
+    with tempfile.TemporaryDirectory(prefix="icc-upload-") as folder:
+        local = Path(folder) / place.name
+        # Through a descriptor, as atomic_file's streams: writers see the same nameless stream (gzip, for
+        # one, would write a file name into its header), so both write the same bytes.
+        with os.fdopen(os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as stream:
+            yield stream
+        place.fs.put_file(os.fspath(local), place.path)
+        place.fs.invalidate_cache()
+
+
+def write_bytes(path: str | os.PathLike | Location, data: bytes) -> Location:
     """Write ``data`` to ``path`` atomically."""
     with atomic_file(path) as stream:
         stream.write(data)
-    return Path(path)
+    return path if is_remote(path) else Path(path)
 
 
-def write_text(path: str | os.PathLike, text: str) -> Path:
+def write_text(path: str | os.PathLike | Location, text: str) -> Location:
     """Write ``text`` to ``path`` atomically, as UTF-8 with its line ends as they are."""
     return write_bytes(path, text.encode("utf-8"))
 

@@ -26,6 +26,7 @@ from typing import Any
 
 from .atomic_files import remove_dead_temp_files, remove_quietly
 from .errors import UserInputError
+from .locations import Location, is_remote
 from .provenance import write_json
 
 #: The job's settings and inputs, which a resumed run must match.
@@ -72,14 +73,24 @@ def remove_partial_files(directories: Sequence[Path]) -> None:
     """Temporary files of a run that was killed mid-write (never renamed into place); a temporary file
     that a running writer still holds (another job writing into the same folder) is left alone."""
     for directory in directories:
-        remove_dead_temp_files(directory)
+        if not is_remote(directory):  # objects are uploaded whole: a killed run leaves none half-written
+            remove_dead_temp_files(directory)
 
 
 @contextmanager
-def locked(directory: Path) -> Iterator[None]:
-    """One job per directory at a time (the OS drops the lock if the job dies); creates ``directory``."""
+def locked(directory: Location) -> Iterator[None]:
+    """One job per directory at a time (the OS drops the lock if the job dies); creates ``directory``.
+
+    An object store has no lock (nor folders to create): two jobs on one prefix are not kept apart there.
+    Both record their settings in :data:`RUN_FILE` and check them against saved work, so a second job with
+    other settings is refused once the first has finished a unit; with the same settings both write the
+    same bytes to the same keys (the work is done twice, the result is the same).
+    """
     if directory.exists() and not directory.is_dir():
         raise UserInputError(f"the output directory {directory} is an existing file; choose a directory")
+    if is_remote(directory):
+        yield
+        return
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -33,10 +33,10 @@ from tqdm.auto import tqdm
 from ...scoring.load import ModelSpec, named_model_id
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_float_array, to_pylist
-from ..filter_options import FilterOptions, takes_filter_options
+from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
-from ..io.table import TEXT_COLUMN
-from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
+from ..job_spec import ScoringOptions
+from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
 #: Rows of a stream whose recorded model is checked before its stored scores are used.
 STREAM_CHECK_ROWS = 1000
@@ -84,12 +84,13 @@ class _Scoring:
     """How to score here: the shared options, and the processes ``map`` runs (``Dataset`` only)."""
 
     options: ScoringOptions
+    map_batch_size: int
     num_proc: int | None
 
     def columns(
         self, output_column: str, nested: bool, raw_column: str | None, aggregates: Sequence[str]
     ) -> ScoreColumns:
-        return self.options.columns(output_column, nested, raw_column, aggregates, workers=self.num_proc)
+        return score_columns(self.options, output_column, nested, raw_column, aggregates, workers=self.num_proc)
 
     def add(
         self, dataset: AnyDataset, column: str, output_column: str, aggregates: Sequence[str], raw_column: str | None
@@ -99,7 +100,7 @@ class _Scoring:
             raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
         function = self.columns(output_column, _column_is_nested(dataset, column), raw_column, aggregates)
         features = _features(function, dataset.features)
-        batch_size = self.options.batch_size
+        batch_size = self.map_batch_size
         if isinstance(dataset, IterableDataset):
             return dataset.map(function, batched=True, batch_size=batch_size, input_columns=[column], features=features)
         if len(dataset) == 0:  # map() returns an empty Dataset as it is, without the new columns
@@ -122,14 +123,16 @@ class _Scoring:
 @_bars_on_a_terminal_only
 def add_icc_scores(
     dataset: AnyDataset,
-    column: str = TEXT_COLUMN,
+    column: str | None = None,
     model: ModelSpec = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    map_batch_size: int = DEFAULT_MAP_BATCH_SIZE,
     output_column: str = SCORE_COLUMN,
     *,
+    fallback: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
-    model_batch_size: int | None = None,
+    batch_size: int | None = None,
+    compile: bool = ScoringOptions.compile,
     tokenize_workers: int | None = None,
     aggregates: Sequence[str] = AGGREGATES,
     num_proc: int | None = None,
@@ -138,10 +141,11 @@ def add_icc_scores(
     """Add ``output_column`` with the ICC score (clipped to [0, 1]) of ``column``.
 
     ``model``: anything :func:`~modeling_icc.load_scorer` loads (``"mini"``, ``"lite"``, a Hub id, a local
-    directory) or a ready scorer (default: ``load_scorer``'s, mini). ``batch_size`` rows go to the scorer
-    per ``map`` call; ``model_batch_size`` caps rows per forward pass; ``tokenize_workers`` sets the
-    scorer's tokenizer processes (see :func:`~modeling_icc.load_scorer`). Blank, null or non-text
-    captions score NaN. A column holding a list of captions per row (e.g. GBC
+    directory) or a ready scorer (default: ``load_scorer``'s, mini). ``map_batch_size`` rows go to the scorer
+    per ``map`` call; ``batch_size`` caps rows per forward pass; ``fallback``, ``device``, ``dtype``,
+    ``compile`` and ``tokenize_workers`` are those of
+    :class:`~modeling_icc.curation.job_spec.ScoringOptions` (see :func:`~modeling_icc.load_scorer`).
+    Blank, null or non-text captions score NaN. A column holding a list of captions per row (e.g. GBC
     node captions) gets one list of scores per row plus per-row
     ``{output_column}_min/_mean/_max`` (choose with ``aggregates``).
     ``raw_column`` also stores the unclipped model output. The scorer's ``model_id`` goes to
@@ -149,9 +153,11 @@ def add_icc_scores(
     only) runs that many processes, one per GPU when GPUs exist. A streaming
     ``IterableDataset`` is scored lazily as it is iterated.
     """
+    column = column or format_columns()[0]
     _check_dataset(dataset)
     require_columns(dataset.column_names, [column])
-    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size, tokenize_workers), num_proc)
+    options = ScoringOptions(model, fallback, device, dtype, batch_size, compile, tokenize_workers)
+    scoring = _Scoring(options, map_batch_size, num_proc)
     plain, restore_format = _without_format(dataset)
     return restore_format(scoring.add(plain, column, output_column, aggregates, raw_column))
 
@@ -163,10 +169,12 @@ def filter_by_icc(
     options: FilterOptions,
     *,
     model: ModelSpec = None,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    map_batch_size: int = DEFAULT_MAP_BATCH_SIZE,
+    fallback: str | None = None,
     device: str | torch.device | None = None,
     dtype: str | torch.dtype | None = None,
-    model_batch_size: int | None = None,
+    batch_size: int | None = None,
+    compile: bool = ScoringOptions.compile,
     tokenize_workers: int | None = None,
     num_proc: int | None = None,
 ) -> AnyDataset:
@@ -188,9 +196,11 @@ def filter_by_icc(
     pass both. Each rule ranks the whole input, so ``top_fraction`` on both is an
     intersection of the two top sets, as in DataComp's combined baselines.
     """
-    plan = options.plan()
+    plan = options.filter_plan()
     _check_dataset(dataset)
-    scoring = _Scoring(ScoringOptions(model, device, dtype, model_batch_size, batch_size, tokenize_workers), num_proc)
+    scoring = _Scoring(
+        ScoringOptions(model, fallback, device, dtype, batch_size, compile, tokenize_workers), map_batch_size, num_proc
+    )
     dataset, restore_format = _without_format(dataset)
     plan = plan.bind_to_dataset(
         dataset.column_names,
@@ -206,9 +216,9 @@ def filter_by_icc(
         return restore_format(_filter_stream_two_passes(dataset, plan, scoring))
     scored = dataset if plan.has_scores else scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, None)
     if plan.level == "node":
-        scored = scored.map(plan.keep_nodes, batched=True, batch_size=batch_size)
+        scored = scored.map(plan.keep_nodes, batched=True, batch_size=map_batch_size)
     if plan.rules():
-        scored = scored.filter(_RowFilter(plan), batched=True, batch_size=batch_size)
+        scored = scored.filter(_RowFilter(plan), batched=True, batch_size=map_batch_size)
     return restore_format(scored)
 
 
@@ -258,7 +268,7 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Da
     if not plan.has_scores:
         scored = scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, plan.raw_column)
     if plan.level == "node":
-        batch_size = scoring.options.batch_size
+        batch_size = scoring.map_batch_size
         scored = scored.map(plan.keep_nodes, batched=True, batch_size=batch_size, desc="icc node filter")
     arrow = scored.with_format("arrow")
     mask = plan.mask({name: arrow[name] for name in scored.column_names if name in plan.mask_columns}, len(scored))
@@ -271,7 +281,7 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Da
 
 def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scoring: _Scoring) -> IterableDataset:
     """Pass 1 scores (or reads) and ranks the whole stream; the returned stream attaches and keeps by position."""
-    batch_size = scoring.options.batch_size
+    batch_size = scoring.map_batch_size
     score = None
     if not plan.has_scores:
         score = scoring.columns(plan.score_column, plan.nested, plan.raw_column, AGGREGATES)

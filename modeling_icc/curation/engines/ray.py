@@ -39,10 +39,10 @@ import torch
 
 from ...scoring.load import ModelSpec, named_model_id
 from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, model_column
-from ..filter_options import FilterOptions, takes_filter_options
+from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
-from ..io.table import TEXT_COLUMN
-from .scoring import DEFAULT_BATCH_SIZE, ScoreColumns, ScoringOptions
+from ..job_spec import ScoringOptions
+from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
 
 class ScoreBatches:
@@ -91,17 +91,19 @@ def _columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
 
 def add_icc_scores(
     dataset: ray.data.Dataset,
-    column: str = TEXT_COLUMN,
+    column: str | None = None,
     model: ModelSpec = None,
     *,
     output_column: str = SCORE_COLUMN,
-    batch_size: int = DEFAULT_BATCH_SIZE,
+    map_batch_size: int = DEFAULT_MAP_BATCH_SIZE,
     num_actors: int | None = None,
     num_gpus_per_actor: float | None = None,
     num_cpus_per_actor: float = 1,
+    fallback: str | None = None,
     device: str | None = None,
     dtype: str | None = None,
-    model_batch_size: int | None = None,
+    batch_size: int | None = None,
+    compile: bool = ScoringOptions.compile,
     tokenize_workers: int | None = None,
     aggregates: Sequence[str] = AGGREGATES,
     raw_column: str | None = None,
@@ -114,6 +116,7 @@ def add_icc_scores(
     below). ``num_gpus_per_actor`` defaults to 1 when the cluster has GPUs, else 0.
     The other options are those of :func:`modeling_icc.add_icc_scores`.
     """
+    column = column or format_columns()[0]
     nested = _column_is_nested(dataset, column)
     resources = ray.cluster_resources()
     gpus = float(resources.get("GPU", 0))
@@ -125,12 +128,12 @@ def add_icc_scores(
         pool = ray.data.ActorPoolStrategy(min_size=1, max_size=most)  # autoscaling leaves room for reads
     else:
         pool = ray.data.ActorPoolStrategy(size=num_actors)
-    options = ScoringOptions(model, device, dtype, model_batch_size, batch_size, tokenize_workers)
-    score = options.columns(output_column, nested, raw_column, aggregates)
+    options = ScoringOptions(model, fallback, device, dtype, batch_size, compile, tokenize_workers)
+    score = score_columns(options, output_column, nested, raw_column, aggregates)
     return dataset.map_batches(
         ScoreBatches,
         fn_constructor_args=(score, column, max(1, int(num_cpus_per_actor))),
-        batch_size=batch_size,
+        batch_size=map_batch_size,
         batch_format="pyarrow",
         compute=pool,
         num_gpus=num_gpus_per_actor or None,
@@ -152,14 +155,14 @@ def filter_by_icc(
     The filter options and their defaults are those of
     :class:`~modeling_icc.curation.filter_options.FilterOptions`. Uses ``score_column`` when present
     and no ``model`` is named or its ``icc_model`` column records that model, else scores first
-    with :func:`add_icc_scores` (``scoring`` takes its options: ``num_actors``, ``batch_size``, ...). Nested
+    with :func:`add_icc_scores` (``scoring`` takes its options: ``num_actors``, ``map_batch_size``, ...). Nested
     columns take ``aggregate`` (``"min"``, ``"mean"`` or ``"max"``) to keep rows, or
     ``level="node"`` (with aligned ``node_columns``) to keep node captions within rows,
     as :func:`modeling_icc.filter_by_icc` does. Ranking rules keep every row tied at the
     cut unless ``tie_break_column`` names unique row ids; then exactly k rows pass, ties
     going to the smallest ids.
     """
-    plan = options.plan(tie_break_column).bind_to_dataset(
+    plan = options.filter_plan(tie_break_column).bind_to_dataset(
         dataset.schema().names,
         named_model_id(model),
         lambda name: set(dataset.unique(name)),

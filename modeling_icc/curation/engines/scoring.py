@@ -1,58 +1,46 @@
-"""How the batch engines (``datasets``, Ray) score: one spec of the options, one scoring callable.
+"""How the batch engines (``datasets``, Ray) score: one scoring callable over the job spec's scoring options.
 
-:class:`ScoringOptions` holds the scoring keywords that ``add_icc_scores`` and ``filter_by_icc``
-of both engines take, with their defaults (a test holds the engines to them).
+``add_icc_scores`` and ``filter_by_icc`` of both engines take the fields of
+:class:`~modeling_icc.curation.job_spec.ScoringOptions` as keywords, with its defaults (a test holds the
+engines to them), plus ``map_batch_size``, rows per engine batch (:data:`DEFAULT_MAP_BATCH_SIZE`).
 :class:`ScoreColumns` is what each engine runs on a batch of captions (a ``datasets`` ``map``
 function, wrapped by Ray's actor class): each worker process loads its scorer once
-(:func:`~modeling_icc.scoring.load.load_scorer` with ``cache=True``) and returns the new columns.
+(:meth:`ScoringOptions.load` with ``cache=True``) and returns the new columns.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.load import ModelSpec, load_scorer
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, scored_columns
+from ..job_spec import ScoringOptions
 from .workers import device_for_rank, threads_per_worker
 
 #: Rows per engine batch (a ``map`` call, a Ray batch): large enough for length-sorted batching inside the
-#: scorer to pay off.
-DEFAULT_BATCH_SIZE = 4096
+#: scorer to pay off. Not ``batch_size``, which is rows per forward pass (:class:`ScoringOptions`).
+DEFAULT_MAP_BATCH_SIZE = 4096
 
 
-@dataclass(frozen=True)
-class ScoringOptions:
-    """The model (``None``: :func:`load_scorer`'s default, mini) and where it runs; ``model_batch_size`` caps rows
-    per forward pass, ``batch_size`` rows per batch;
-    ``tokenize_workers``: tokenizer processes of each scorer (``None``: :func:`load_scorer`'s default, or each
-    worker's share of the cores when several score on GPUs)."""
-
-    model: ModelSpec = None
-    device: str | torch.device | None = None
-    dtype: str | torch.dtype | None = None
-    model_batch_size: int | None = None
-    batch_size: int = DEFAULT_BATCH_SIZE
-    tokenize_workers: int | None = None
-
-    def columns(
-        self,
-        output_column: str,
-        nested: bool,
-        raw_column: str | None = None,
-        aggregates: Sequence[str] = (),
-        workers: int | None = None,
-    ) -> ScoreColumns:
-        """The scoring callable writing ``output_column`` (and ``raw_column``, per-row ``aggregates`` when nested)."""
-        unknown = [how for how in aggregates if how not in AGGREGATES]
-        if unknown:
-            raise UserInputError(f"aggregates must be among {', '.join(AGGREGATES)}, got {unknown[0]!r}")
-        return ScoreColumns(self, output_column, nested, raw_column, tuple(aggregates) if nested else (), workers)
+def score_columns(
+    options: ScoringOptions,
+    output_column: str,
+    nested: bool,
+    raw_column: str | None = None,
+    aggregates: Sequence[str] = (),
+    workers: int | None = None,
+) -> ScoreColumns:
+    """The scoring callable writing ``output_column`` (and ``raw_column``, per-row ``aggregates`` when nested)."""
+    unknown = [how for how in aggregates if how not in AGGREGATES]
+    if unknown:
+        raise UserInputError(f"aggregates must be among {', '.join(AGGREGATES)}, got {unknown[0]!r}")
+    options.check()
+    return ScoreColumns(options, output_column, nested, raw_column, tuple(aggregates) if nested else (), workers)
 
 
 @dataclass(frozen=True)
@@ -79,14 +67,7 @@ class ScoreColumns:
         tokenize_workers = self.options.tokenize_workers
         if tokenize_workers is None and several and str(device).startswith("cuda"):
             tokenize_workers = threads_per_worker(self.workers)  # each GPU's worker tokenizes with its share
-        return load_scorer(
-            self.options.model,
-            device,
-            self.options.dtype,
-            self.options.model_batch_size,
-            cache=True,
-            tokenize_workers=tokenize_workers,
-        )
+        return replace(self.options, device=device, tokenize_workers=tokenize_workers).load(cache=True)
 
     def __call__(self, values: Any, rank: int | None = None) -> dict[str, Any]:
         return scored_columns(

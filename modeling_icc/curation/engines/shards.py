@@ -8,7 +8,11 @@ Layout of an output directory::
     OUT/_summary.json       totals over all shards, written when every shard is done
     OUT/.icc-work/          raw scores for ranking rules and kept uids, while the job runs;
                             removed once the summary is written
-    OUT/.icc.lock           held while a job runs; removed when it ends
+    OUT/.icc.lock           held while a job runs; removed when it ends (a local OUT only)
+
+OUT may be an object store's prefix (``s3://bucket/kept/``, see :mod:`~modeling_icc.utils.locations`):
+there every file is uploaded as one object when complete, each shard's stats after its output, so the
+stats still mark the shard done; there is no lock (see :func:`~modeling_icc.utils.resumable.locked`).
 
 A finished directory holds the outputs, their stats, ``_run.json`` and ``_summary.json``:
 what a re-run needs to see that nothing is left to do (it then changes nothing) and to
@@ -38,7 +42,6 @@ import json
 import multiprocessing
 import multiprocessing.forkserver
 import os
-import shutil
 import signal
 import threading
 import time
@@ -56,9 +59,10 @@ from tqdm.auto import tqdm
 
 from ...scoring.base import ConcretenessScorer
 from ...scoring.devices import FORCE_FP32_ENV
-from ...scoring.load import effective_device_and_dtype, load_scorer
+from ...scoring.load import effective_device_and_dtype
 from ...utils import resumable
 from ...utils.errors import UserInputError
+from ...utils.locations import Location, fingerprint, glob_remote, is_remote, location, remove_tree, storage_errors
 from ...utils.parent_death import PARENT_ENV
 from ...utils.provenance import environment, write_json
 from ..columns import flat_captions
@@ -67,6 +71,7 @@ from ..io import datacomp
 from ..io.compression import table_stem
 from ..io.formats import default_output_format, detect_format, output_suffix
 from ..io.tables import atomic_output, read_table, write_table
+from ..job_spec import JobSpec, ScoringOptions
 from . import pieces
 from .workers import device_for_rank, end_with, threads_per_worker, worker_count
 
@@ -79,25 +84,20 @@ WORK_DIR = ".icc-work"
 class ShardJob:
     """Settings of one sharded run. A ``plan`` without rules scores without filtering (``icc score``).
 
-    ``workers`` processes score shards in parallel; ``tokenize_workers`` are the tokenizer processes of each
-    one's scorer (see :func:`~modeling_icc.scoring.load.load_scorer`; by default, with several shard workers
-    on GPUs, each gets its share of the cores).
+    ``scoring.model`` names the model every process loads (the model actually loaded, after any fallback).
+    ``workers`` processes score shards in parallel; ``scoring.tokenize_workers`` are the tokenizer processes of
+    each one's scorer (by default, with several shard workers on GPUs, each gets its share of the cores).
     """
 
-    inputs: tuple[Path, ...]
-    output_dir: Path
-    model: str
+    inputs: tuple[Location, ...]
+    output_dir: Location
+    scoring: ScoringOptions
     plan: FilterPlan = field(default_factory=FilterPlan)
     input_format: str | None = None
     output_format: str | None = None
-    device: str | None = None
-    dtype: str | None = None
-    batch_size: int | None = None
-    compile: bool = False
-    tokenize_workers: int | None = None
-    uid_column: str = "uid"
+    uid_column: str = datacomp.UID_COLUMN
     datacomp_subset: Path | None = None
-    workers: int = 1
+    workers: int = JobSpec.workers
     progress: bool | None = None
 
     def settings(self) -> dict[str, Any]:
@@ -106,11 +106,11 @@ class ShardJob:
         nodes = {"level": plan.level, "aggregate": plan.aggregate, "node_columns": list(plan.node_columns)}
         return {
             "command": "score" if plan.rule is None else "filter",
-            "inputs": [_fingerprint(path) for path in self.inputs],
-            "model": self.model,
-            "device": self.device,  # as used: resolved by run_shard_job
-            "dtype": self.dtype,
-            "compile": self.compile,
+            "inputs": [fingerprint(path) for path in self.inputs],
+            "model": self.scoring.model,
+            "device": self.scoring.device,  # as used: resolved by run_shard_job
+            "dtype": self.scoring.dtype,
+            "compile": self.scoring.compile,
             "column": plan.column,
             "input_format": self.input_format,
             "output_format": self.output_format,
@@ -127,13 +127,13 @@ class ShardJob:
 class Shard:
     """One input shard and the files the job writes for it."""
 
-    input: Path
+    input: Location
     input_format: str
-    output: Path
+    output: Location
     output_format: str
-    stats: Path
-    raw_scores: Path
-    kept_uids: Path
+    stats: Location
+    raw_scores: Location
+    kept_uids: Location
 
     def done(self, with_uids: bool = False) -> bool:
         """Finished: stats written, and the output (and kept uids, ``with_uids``) still there as written."""
@@ -162,11 +162,14 @@ class _Progress:
         self.report = self.rows.update
 
 
-def expand_inputs(patterns: Sequence[str]) -> list[Path]:
-    """Files named by paths and glob patterns (``**`` allowed), sorted per pattern, duplicates dropped."""
-    found: list[Path] = []
+def expand_inputs(patterns: Sequence[str]) -> list[Location]:
+    """Files named by paths, URLs and glob patterns (``**`` allowed), sorted per pattern, duplicates dropped."""
+    found: list[Location] = []
     for pattern in patterns:
-        if glob.has_magic(pattern):
+        place = location(pattern)
+        if is_remote(place):
+            found.extend(_remote_inputs(place, pattern))
+        elif glob.has_magic(pattern):
             matches = sorted(Path(p) for p in glob.glob(pattern, recursive=True) if Path(p).is_file())
             if not matches:
                 raise UserInputError(f"no file matches {pattern!r}")
@@ -180,10 +183,31 @@ def expand_inputs(patterns: Sequence[str]) -> list[Path]:
     return list(dict.fromkeys(found))
 
 
+def _remote_inputs(place: Location, pattern: str) -> list[Location]:
+    """The files a remote path or glob names (a bucket's prefix is a directory, as a local one)."""
+    with storage_errors(pattern):
+        place.fs.invalidate_cache()  # what is there now, not what this process listed before
+        if glob.has_magic(place.path):
+            matches = glob_remote(place)
+            if not matches:
+                raise UserInputError(f"no file matches {pattern!r}")
+            return matches
+        if place.is_dir():
+            raise UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern}/*.parquet'")
+        if not place.is_file():
+            raise UserInputError(f"input file not found: {pattern}")
+        return [place]
+
+
+def _same_file_key(place: Location) -> object:
+    """What names one file whatever the spelling: the resolved path, or the URL."""
+    return str(place) if is_remote(place) else place.resolve()
+
+
 def plan_shards(job: ShardJob) -> list[Shard]:
     """Output, stats and work paths of every input; refuses name clashes and writing over an input."""
     shards, names = [], {}
-    inputs = {path.resolve() for path in job.inputs}
+    inputs = {_same_file_key(path) for path in job.inputs}
     for path in job.inputs:
         fmt = detect_format(path, job.input_format)
         scores_only = fmt == "tar" and job.plan.rule is None  # scores of tar samples, without their images
@@ -195,7 +219,7 @@ def plan_shards(job: ShardJob) -> list[Shard]:
             )
         names[name] = path
         output = job.output_dir / f"{name}{output_suffix(out_fmt)}"
-        if output.resolve() in inputs:
+        if _same_file_key(output) in inputs:
             raise UserInputError(f"output {output} would overwrite an input shard; choose another --output-dir")
         work = job.output_dir / WORK_DIR
         shards.append(
@@ -216,18 +240,16 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
     """Run (or resume) ``job``; returns the run summary also written to ``_summary.json``.
 
     ``scorer``: an already loaded scorer to use in this process (``workers=1``);
-    worker processes load ``job.model`` themselves, once each.
+    worker processes load ``job.scoring.model`` themselves, once each. The job's settings are those of a
+    checked :class:`~modeling_icc.curation.job_spec.JobSpec` (:func:`~modeling_icc.curation.engines.jobs.run_job`).
     """
-    if job.workers < 1:
-        raise UserInputError(f"--workers must be >= 1, got {job.workers}")
     job = replace(job, workers=worker_count(job.workers, len(job.inputs)))
-    if job.datacomp_subset is not None and job.plan.rule is None:
-        raise UserInputError("a DataComp subset needs a filter rule (use icc filter)")
     if job.datacomp_subset is not None:
         datacomp.check_subset_path(job.datacomp_subset, writable=True)
     shards = plan_shards(job)
-    device, dtype = effective_device_and_dtype(job.model, job.device, job.dtype)
-    job = replace(job, device=device, dtype=dtype)  # recorded, and used by every worker, as resolved here
+    scoring = job.scoring
+    device, dtype = effective_device_and_dtype(scoring.model, scoring.device, scoring.dtype)
+    job = replace(job, scoring=replace(scoring, device=device, dtype=dtype))  # recorded, and used by every worker
     start = time.perf_counter()
     with resumable.locked(job.output_dir):
         _bind_settings(job)
@@ -238,7 +260,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
         summary_path = job.output_dir / SUMMARY_FILE
         subset = job.datacomp_subset
         if not pending and summary_path.is_file() and (subset is None or subset.is_file()):
-            shutil.rmtree(job.output_dir / WORK_DIR, ignore_errors=True)  # left by an older icc
+            remove_tree(job.output_dir / WORK_DIR)  # left by an older icc
             return {**json.loads(summary_path.read_text(encoding="utf-8")), "redone_missing_outputs": 0}
         if subset is not None:  # the subset is built from every shard's kept uids: redo shards whose uids are gone
             pending = [shard for shard in shards if not shard.done(with_uids=True)]
@@ -256,7 +278,7 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
         summary = _summary(job, shards, time.perf_counter() - start, runner.processes)
         summary["redone_missing_outputs"] = lost
         write_json(summary_path, summary)
-        shutil.rmtree(job.output_dir / WORK_DIR, ignore_errors=True)  # only a running job needs it
+        remove_tree(job.output_dir / WORK_DIR)  # only a running job needs it
     return summary
 
 
@@ -288,7 +310,7 @@ class _TaskRunner:
     def run(self, tasks: list[ShardTask]) -> None:
         if self.job.workers == 1 or len(tasks) <= 1:
             for task in tasks:
-                process_shard(self.job, task, self.scorer or self.job.model, self.progress.report)
+                process_shard(self.job, task, self.scorer or self.job.scoring.model, self.progress.report)
                 self.progress.shards.update(1)
             return
         pool = self._pool()
@@ -398,12 +420,12 @@ def _init_worker(ranks: Any, reports: Any, n_workers: int, main_pid: int) -> Non
 
 
 def _process_in_worker(job: ShardJob, task: ShardTask) -> None:
-    device = device_for_rank(job.device, _WORKER["rank"])
-    tokenize_workers = job.tokenize_workers
+    device = device_for_rank(job.scoring.device, _WORKER["rank"])
+    tokenize_workers = job.scoring.tokenize_workers
     if tokenize_workers is None and device is not None and device.startswith("cuda"):
         tokenize_workers = threads_per_worker(job.workers)  # this process's share of the cores
-    job = replace(job, device=device, tokenize_workers=tokenize_workers)
-    process_shard(job, task, job.model, _WORKER["report"], _WORKER["commit_check"])
+    job = replace(job, scoring=replace(job.scoring, device=device, tokenize_workers=tokenize_workers))
+    process_shard(job, task, job.scoring.model, _WORKER["report"], _WORKER["commit_check"])
 
 
 def process_shard(
@@ -425,22 +447,14 @@ def process_shard(
     uid_values = table.values(job.uid_column) if job.datacomp_subset is not None else None  # checked before scoring
     digest = pieces.caption_digest(table)
     if shard.raw_scores.is_file():
-        with np.load(shard.raw_scores, allow_pickle=False) as saved:
+        with shard.raw_scores.open("rb") as stream, np.load(stream, allow_pickle=False) as saved:
             raw = saved["icc_raw"]
             scored = str(saved["captions_digest"]) if "captions_digest" in saved.files else None
         if scored is not None and scored != digest:  # rewritten in place since: the scores are other captions'
             raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")
         report(len(raw))
     else:
-        scorer = load_scorer(
-            model,
-            job.device,
-            job.dtype,
-            job.batch_size,
-            compile=job.compile,
-            cache=True,
-            tokenize_workers=job.tokenize_workers,
-        )
+        scorer = replace(job.scoring, model=model).load(cache=True)
         raw = pieces.score(scorer, plan, table, report)
     if len(raw) != len(flat_captions(table.captions, plan.nested)):
         raise UserInputError(f"{shard.input} changed since its scores were saved; delete {shard.raw_scores}")
@@ -449,7 +463,7 @@ def process_shard(
         with atomic_output(shard.raw_scores, before_rename=commit_check) as stream:
             np.savez(stream, icc_raw=raw, captions_digest=np.array(digest), **ranking)
         return
-    model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.model
+    model_id = model.model_id if isinstance(model, ConcretenessScorer) else job.scoring.model
     piece = pieces.finish(plan, table, raw, model_id, task.cuts)
     write_table(piece.table, shard.output, shard.output_format, piece.columns, piece.keep, before_rename=commit_check)
     if job.datacomp_subset is not None:
@@ -480,7 +494,7 @@ def _ranked(shard: Shard, plan: FilterPlan) -> bool:
     """Whether the shard's raw scores and ranking values are saved (an older run may have saved scores only)."""
     if not shard.raw_scores.is_file():
         return False
-    with np.load(shard.raw_scores, allow_pickle=False) as saved:
+    with shard.raw_scores.open("rb") as stream, np.load(stream, allow_pickle=False) as saved:
         return all(f"rank_{name}" in saved.files for name in plan.ranked())
 
 
@@ -505,7 +519,7 @@ class SavedRankingValues:
 
     def __iter__(self) -> Iterator[np.ndarray]:
         for shard in self.shards:
-            with np.load(shard.raw_scores, allow_pickle=False) as arrays:
+            with shard.raw_scores.open("rb") as stream, np.load(stream, allow_pickle=False) as arrays:
                 yield arrays[f"rank_{self.name}"]
 
 
@@ -516,7 +530,7 @@ def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float, workers: i
     busy = sum(item["seconds"] for item in stats)
     summary: dict[str, Any] = {
         "command": "score" if job.plan.rule is None else "filter",
-        "model": job.model,
+        "model": job.scoring.model,
         "rule": None if job.plan.rule is None else job.plan.describe(),
         "clip_rule": None if job.plan.other is None else job.plan.other.describe(),
         "shards": len(shards),
@@ -528,7 +542,7 @@ def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float, workers: i
         "rows_per_second_per_worker": round(rows / busy, 1) if busy else None,
         "this_run_wall_seconds": round(wall_seconds, 3),
         "workers": workers,
-        "environment": environment(job.device or "auto"),
+        "environment": environment(job.scoring.device or "auto"),
     }
     if job.datacomp_subset is not None:
         uids, duplicates = datacomp.subset_array(datacomp.load_subset(shard.kept_uids) for shard in shards)
@@ -539,11 +553,6 @@ def _summary(job: ShardJob, shards: list[Shard], wall_seconds: float, workers: i
             "duplicates_dropped": duplicates,
         }
     return summary
-
-
-def _fingerprint(path: Path) -> dict[str, Any]:
-    status = path.stat()
-    return {"path": str(path.resolve()), "bytes": status.st_size, "mtime_ns": status.st_mtime_ns}
 
 
 def _bind_settings(job: ShardJob) -> None:
@@ -572,7 +581,7 @@ def _bind_settings(job: ShardJob) -> None:
     )
 
 
-def _holds_work(output_dir: Path) -> bool:
+def _holds_work(output_dir: Location) -> bool:
     """Whether a run saved anything here: a finished shard, a summary, or saved scores or uids."""
     saved = [*output_dir.glob(f"*{STATS_SUFFIX}"), output_dir / SUMMARY_FILE]
     work = output_dir / WORK_DIR

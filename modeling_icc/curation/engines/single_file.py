@@ -44,6 +44,7 @@ import numpy as np
 from ...scoring.base import ConcretenessScorer
 from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
 from ...utils.errors import UserInputError
+from ...utils.locations import Location, is_remote
 from ...utils.resumable import exclusive
 from ..columns import flat_captions
 from ..filter_plan import Cuts, FilterPlan
@@ -53,6 +54,7 @@ from ..io.outputs import atomic_output, check_writable, refuse_writing_over_inpu
 from ..io.readers import is_parquet
 from ..io.table import CaptionTable, Fields, missing_column_message
 from ..io.tables import CHUNK_ROWS, iter_tables, scan_fields
+from ..job_spec import JobSpec
 from . import pieces
 from .spill import SpilledArrays
 
@@ -72,14 +74,14 @@ class FileJob:
     ``plan`` names the caption column and the rules (none: score without filtering, ``icc score``).
     """
 
-    source: Path | BinaryIO | CaptionTable
+    source: Location | BinaryIO | CaptionTable
     input_format: str
-    output: Path | BinaryIO
+    output: Location | BinaryIO
     output_format: str
     plan: FilterPlan = field(default_factory=FilterPlan)
-    uid_column: str = "uid"
+    uid_column: str = datacomp.UID_COLUMN
     datacomp_subset: Path | None = None
-    show: int = 0
+    show: int = JobSpec.show
     chunk_rows: int = CHUNK_ROWS
     progress: bool | None = None
 
@@ -180,8 +182,8 @@ def run_file_job(job: FileJob, load_scorer: Callable[[], ConcretenessScorer]) ->
             if plan.needs_all_rows
             else ((chunk, raw, None) for chunk, raw in scored_chunks)
         )
-        stream = stack.enter_context(atomic_output(job.output)) if isinstance(job.output, Path) else job.output
-        if isinstance(job.output, Path):  # kept.jsonl.gz: written compressed into the temp file
+        stream = stack.enter_context(atomic_output(job.output)) if _is_file(job.output) else job.output
+        if _is_file(job.output):  # kept.jsonl.gz: written compressed into the temp file
             stream = stack.enter_context(compression.compressed_output(stream, compression.by_extension(job.output)))
         writer = stack.enter_context(open_writer(stream, job.output_format, fields))
         uid_parts = []
@@ -212,6 +214,10 @@ def _open_input(
     source = job.source
     if isinstance(job.output, Path):
         refuse_writing_over_input(source, job.output)
+    elif is_remote(job.output) and str(job.output) == str(source):
+        raise UserInputError(
+            f"--output {job.output} is the input file; write to another file (the input would be lost)"
+        )
     if _is_stream(source) and (job.plan.needs_all_rows or job.needs_fields or job.input_format == "parquet"):
         source = _spooled(source, work_file())
     fields = None
@@ -230,7 +236,7 @@ def _open_input(
         names = fields.names if fields else first.fieldnames
         if job.uid_column not in names and (names or len(first)):  # an empty JSONL input has no columns
             raise UserInputError(missing_column_message(job.uid_column, names, first.source or "input"))
-    if not isinstance(job.output, Path) and job.output_format in ("parquet", "tar"):
+    if not _is_file(job.output) and job.output_format in ("parquet", "tar"):
         raise UserInputError(
             f"{job.output_format} output needs a file (--output FILE), not stdout; or pass another --output-format"
         )
@@ -341,6 +347,11 @@ def _reader(source: Path | BinaryIO | CaptionTable | None, job: FileJob) -> Call
 
 def _is_stream(source: object) -> bool:
     return hasattr(source, "read")
+
+
+def _is_file(output: object) -> bool:
+    """Whether ``output`` is a file to write whole (local, or an object uploaded whole), not a stream."""
+    return isinstance(output, Path) or is_remote(output)
 
 
 def _spooled(stream: BinaryIO, path: Path) -> Path:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ...utils.errors import UserInputError
+from ...utils.locations import is_remote, pure
 
 #: Compression by file extension.
 EXTENSIONS = {".gz": "gzip", ".bz2": "bzip2", ".xz": "xz", ".zst": "zstd", ".zstd": "zstd"}
@@ -33,7 +34,7 @@ _TOOLS = {"gzip": "gunzip -k", "bzip2": "bunzip2 -k", "xz": "unxz -k", "zstd": "
 
 def by_extension(path: str | os.PathLike) -> str | None:
     """The compression a file name announces (``a.jsonl.gz``: ``"gzip"``), else ``None``."""
-    return EXTENSIONS.get(Path(path).suffix.lower())
+    return EXTENSIONS.get(pure(path).suffix.lower())
 
 
 def by_content(head: bytes) -> str | None:
@@ -43,13 +44,13 @@ def by_content(head: bytes) -> str | None:
 
 def table_suffix(path: str | os.PathLike) -> str:
     """The extension that names the table format, past a compression extension (``.jsonl`` for ``a.jsonl.gz``)."""
-    path = Path(path)
+    path = pure(path)
     return Path(path.stem).suffix.lower() if by_extension(path) else path.suffix.lower()
 
 
 def table_stem(path: str | os.PathLike) -> str:
     """The file name without its format and compression extensions (``a`` for ``a.jsonl.gz``)."""
-    name = Path(path).name
+    name = pure(path).name
     for suffix in (Path(name).suffix if by_extension(name) else "", table_suffix(name)):
         name = name[: -len(suffix)] if suffix and name.lower().endswith(suffix) else name
     return name
@@ -107,7 +108,7 @@ def damaged_input(name: object, compression: str, raw: BinaryIO, rows: int, erro
 
 def refuse_compressed(source: Path | BinaryIO, fmt: str, name: object) -> None:
     """A one-line error if ``source`` of a format read by seeking (Parquet, tar) is compressed."""
-    if isinstance(source, Path):
+    if isinstance(source, Path) or is_remote(source):
         with source.open("rb") as stream:
             head = stream.read(6)
     else:

@@ -16,8 +16,11 @@ from pathlib import Path
 import numpy as np
 
 from ...utils.errors import UserInputError
+from ...utils.locations import Location, location
 from .outputs import atomic_output, check_writable
 
+#: The column holding DataComp's uids unless told another.
+UID_COLUMN = "uid"
 UID_DTYPE = np.dtype("u8,u8")
 UID_HEX_DIGITS = 32
 
@@ -65,6 +68,7 @@ def save_subset(path: str | os.PathLike, uids: np.ndarray) -> Path:
     return path
 
 
-def load_subset(path: str | os.PathLike) -> np.ndarray:
-    """Read a subset file (no pickles)."""
-    return np.load(path, allow_pickle=False)
+def load_subset(path: str | os.PathLike | Location) -> np.ndarray:
+    """Read a subset file (no pickles), local or remote."""
+    with location(path).open("rb") as stream:
+        return np.load(stream, allow_pickle=False)

@@ -16,10 +16,10 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import BinaryIO
 
 from ...utils.errors import UserInputError
+from ...utils.locations import location, open_to_read
 from . import compression, gbc, readers, writers
 from .table import TEXT_COLUMN, Fields
 
@@ -113,8 +113,9 @@ def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
         return infer_format(path, explicit, INPUT_FORMATS)
     fmt = infer_format(path)
     tests = [(entry.name, entry.refines[fmt]) for entry in REGISTRY if fmt in entry.refines]
-    if tests and Path(path).is_file():
-        with open(path, "rb") as raw, compression.decompressed(raw) as stream:
+    place = location(path)
+    if tests and place.is_file():
+        with open_to_read(place) as raw, compression.decompressed(raw) as stream:
             try:
                 first_line = stream.readline(_SNIFF_LINE).removeprefix(b"\xef\xbb\xbf")
             except compression.decompression_errors() as error:

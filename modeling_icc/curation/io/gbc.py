@@ -20,6 +20,7 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ...utils.locations import is_remote, location
 from . import readers
 from .table import CaptionTable
 
@@ -95,7 +96,11 @@ def in_parquet(first_line: bytes, path: os.PathLike) -> bool:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    place = location(path)
     try:
+        if is_remote(place):  # through its fsspec file (pyarrow's own filesystems ignore fsspec's settings)
+            with place.open("rb") as stream:
+                return VERTICES in pq.read_schema(stream).names
         return VERTICES in pq.read_schema(path).names
     except (pa.ArrowInvalid, OSError):  # not readable: the reader says so
         return False

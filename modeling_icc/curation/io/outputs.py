@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from ...utils.atomic_files import atomic_file, new_temp_file
 from ...utils.errors import UserInputError
+from ...utils.locations import Location, is_remote
 
 if TYPE_CHECKING:
     from .table import CaptionTable
@@ -27,7 +28,9 @@ _DESCRIPTOR_PATH = re.compile(r"/dev/(?:stdout|stderr)|/dev/fd/\d+|/proc/(?:self
 
 
 @contextmanager
-def atomic_output(path: str | os.PathLike, before_rename: Callable[[], None] | None = None) -> Iterator[BinaryIO]:
+def atomic_output(
+    path: str | os.PathLike | Location, before_rename: Callable[[], None] | None = None
+) -> Iterator[BinaryIO]:
     """A binary stream that becomes ``path`` only when the block succeeds (see :mod:`~modeling_icc.utils.atomic_files`).
 
     What is not a regular file is never replaced: a FIFO, a character device and a path naming
@@ -37,6 +40,12 @@ def atomic_output(path: str | os.PathLike, before_rename: Callable[[], None] | N
     target is replaced, the link kept. ``before_rename`` runs right before the rename (an error
     there leaves nothing behind either).
     """
+    if is_remote(path):  # an object: uploaded whole once written (there is nothing to write in place)
+        with atomic_file(path) as stream:
+            yield stream
+            if before_rename is not None:
+                before_rename()
+        return
     path = Path(path)
     if writes_in_place(path):
         with _open_in_place(path) as stream:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
+from ...utils.locations import Location, is_remote, location, open_to_read
 from . import compression
 from . import webdataset as webdataset_tar
 from .table import TEXT_COLUMN, CaptionTable
@@ -64,16 +65,16 @@ _TEXT_BLOCK = 1 << 16
 
 @dataclass(frozen=True)
 class Input:
-    """An input being read: ``source`` is its path, or a stream that can peek (stdin); ``name`` is what
-    messages call it; ``fmt`` the format it is read as (also named in messages)."""
+    """An input being read: ``source`` is its path (local or remote), or a stream that can peek (stdin);
+    ``name`` is what messages call it; ``fmt`` the format it is read as (also named in messages)."""
 
-    source: Path | BinaryIO
+    source: Location | BinaryIO
     name: object
     fmt: str
 
     @property
-    def path(self) -> Path | None:
-        return self.source if isinstance(self.source, Path) else None
+    def path(self) -> Location | None:
+        return self.source if isinstance(self.source, Path) or is_remote(self.source) else None
 
 
 #: A format's reader: the tables of an input, at most ``rows`` rows each, with ``column`` as captions.
@@ -84,14 +85,17 @@ TextParser = Callable[[BinaryIO, str, int, object], Iterator[CaptionTable]]
 
 def open_input(source: str | os.PathLike | BinaryIO, fmt: str) -> Input:
     """``source`` checked (a path must be a readable file) and ready for a reader."""
+    if is_remote(source) or (isinstance(source, str) and is_remote(location(source))):
+        return Input(check_input_file(source), str(source), fmt)
     if isinstance(source, (str, os.PathLike)):
         return Input(check_input_file(source), os.fspath(source), fmt)
     return Input(_peekable(source), getattr(source, "name", "input"), fmt)
 
 
-def check_input_file(path: str | os.PathLike) -> Path:
-    """``path`` as a ``Path`` if it is a readable file; otherwise a one-line error saying what it is."""
-    path = Path(path)
+def check_input_file(path: str | os.PathLike | Location) -> Location:
+    """``path`` as a ``Path`` (a URL: a ``UPath``) if it is a readable file; otherwise a one-line error
+    saying what it is."""
+    path = location(path)
     if path.is_dir():
         raise UserInputError(f"input {path} is a directory, not a file")
     if not path.exists():
@@ -101,11 +105,11 @@ def check_input_file(path: str | os.PathLike) -> Path:
     return path
 
 
-def is_parquet(source: str | os.PathLike | BinaryIO) -> bool:
+def is_parquet(source: str | os.PathLike | Location | BinaryIO) -> bool:
     """Whether ``source`` (a path, or a stream that can peek) starts with Parquet's magic bytes."""
     if hasattr(source, "peek"):
         return source.peek(4)[:4] == b"PAR1"
-    with open(source, "rb") as stream:
+    with location(source).open("rb") as stream:
         return stream.read(4) == b"PAR1"
 
 
@@ -124,7 +128,7 @@ def text_reader(parse: TextParser) -> Reader:
     def read(opened: Input, column: str, rows: int) -> Iterator[CaptionTable]:
         with ExitStack() as stack:
             path = opened.path
-            raw = stack.enter_context(path.open("rb")) if path is not None else opened.source
+            raw = stack.enter_context(open_to_read(path)) if path is not None else opened.source
             stream = compression.decompressed(raw)
             compressed = stream is not raw
             if compressed:
@@ -155,7 +159,10 @@ def read_parquet(opened: Input, column: str, rows: int) -> Iterator[CaptionTable
 
 
 def read_tar(opened: Input, column: str, rows: int) -> Iterator[CaptionTable]:
-    """A webdataset tar file, sample by sample (a stream is refused: output copies samples from the file)."""
+    """A webdataset tar file, sample by sample (a stream is refused: output copies samples from the file;
+    so is a remote one, for now: the copy reads the local file)."""
+    if is_remote(opened.source):
+        raise UserInputError(f"webdataset tar input is read from local files: copy {opened.name} here first")
     compression.refuse_compressed(opened.source, "tar", opened.name)
     if opened.path is None:
         raise UserInputError("webdataset tar input must be a file, not a stream")
@@ -393,10 +400,15 @@ def looks_like_coco(first_line: bytes, path: os.PathLike) -> bool:
     return _COCO_START.match(first_line) is not None
 
 
-def _parquet_tables(source: Path | BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
+def _parquet_tables(source: Location | BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
     """One row group at a time (``iter_batches`` held the whole file in memory), sliced into tables."""
     import pyarrow as pa
     import pyarrow.parquet as pq
+
+    if is_remote(source):  # read through its fsspec file, which seeks (to the footer, to each row group)
+        with source.open("rb") as stream:
+            yield from _parquet_tables(stream, column, rows, name)
+        return
 
     if not isinstance(source, Path) and not source.seekable():  # a pipe: Parquet's footer is at the end
         source = pa.BufferReader(source.read())

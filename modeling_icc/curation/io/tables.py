@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import numpy as np
 
 from ...utils.errors import UserInputError
+from ...utils.locations import is_remote
 from .formats import FORMATS, format_named, infer_format, open_writer
 from .outputs import atomic_output
 from .readers import open_input
@@ -119,7 +120,7 @@ def write_table(
     a half-written output behind (``before_rename``: see :func:`~.outputs.atomic_output`).
     """
     rows = np.arange(len(table)) if keep is None else np.flatnonzero(keep)
-    if isinstance(destination, (str, os.PathLike)):
+    if isinstance(destination, (str, os.PathLike)) or is_remote(destination):
         with atomic_output(destination, before_rename=before_rename) as stream:
             _write_whole(table, stream, fmt, new_columns, rows)
     else:
