@@ -5,11 +5,14 @@ fsspec's config in this one), as it would to AWS. ``memory://`` runs the same co
 cannot be reached here, so only its wiring is tested, offline.
 """
 
+import io
+import json
 import logging
 import os
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from pathlib import Path
 
@@ -236,6 +239,28 @@ def test_memory_urls_run_the_same_jobs_without_a_server(tmp_path, capsys):
     code = filter_job("memory://icc-pool/in/*.parquet", "memory://icc-pool/w", *rule, "--workers", "2")
     assert "use --workers 1" in _one_line_error(capsys, code)
     memory.rm("/icc-pool", recursive=True)
+
+
+def test_webdataset_tars_from_s3_keep_their_samples_byte_for_byte(tmp_path, s3):
+    """``icc filter`` copies kept samples member by member from the remote tar, as from a local one."""
+    fs, bucket = s3
+    (tmp_path / "tars").mkdir()
+    for shard in range(2):
+        with tarfile.open(tmp_path / "tars" / f"{shard:05d}.tar", "w") as archive:
+            for index, caption in enumerate(synthetic_captions(40, seed=shard)):
+                sample = {"jpg": bytes([index]) * 64, "json": json.dumps({"caption": caption}).encode()}
+                for extension, data in sample.items():
+                    member = tarfile.TarInfo(f"{shard}{index:04d}.{extension}")
+                    member.size = len(data)
+                    archive.addfile(member, io.BytesIO(data))
+    fs.put(str(tmp_path / "tars") + "/", f"{bucket}/tars/", recursive=True)
+    assert filter_job(tmp_path / "tars" / "*.tar", tmp_path / "ref", "--top-fraction", "0.5", "--no-progress") == 0
+    remote = f"s3://{bucket}/tars/*.tar"
+    assert filter_job(remote, f"s3://{bucket}/kept", "--top-fraction", "0.5", "--no-progress") == 0
+    fs.invalidate_cache()
+    kept = {Path(key).name: fs.cat_file(key) for key in sorted(fs.glob(f"{bucket}/kept/*.tar"))}
+    assert kept == {path.name: path.read_bytes() for path in sorted((tmp_path / "ref").glob("*.tar"))}
+    assert len(kept) == 2
 
 
 def test_hf_urls_reach_huggingface_hubs_filesystem_and_offline_fail_in_one_line(tmp_path, monkeypatch, capsys):

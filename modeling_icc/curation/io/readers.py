@@ -159,10 +159,8 @@ def read_parquet(opened: Input, column: str, rows: int) -> Iterator[CaptionTable
 
 
 def read_tar(opened: Input, column: str, rows: int) -> Iterator[CaptionTable]:
-    """A webdataset tar file, sample by sample (a stream is refused: output copies samples from the file;
-    so is a remote one, for now: the copy reads the local file)."""
-    if is_remote(opened.source):
-        raise UserInputError(f"webdataset tar input is read from local files: copy {opened.name} here first")
+    """A webdataset tar file, local or remote, sample by sample (a stream is refused: output copies samples
+    from the file)."""
     compression.refuse_compressed(opened.source, "tar", opened.name)
     if opened.path is None:
         raise UserInputError("webdataset tar input must be a file, not a stream")

@@ -22,6 +22,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from ...utils.locations import Location, is_remote
 from .text import LineDecoder
 
 KEY_FIELD = "__key__"
@@ -63,14 +64,25 @@ def iter_samples(archive: tarfile.TarFile) -> Iterator[tuple[str, list[tarfile.T
 TAR_READ_MODE = "r:"
 
 
-def iter_records(path: str | Path) -> Iterator[tuple[dict[str, Any], int]]:
+@contextmanager
+def _archive(source: str | Path | Location) -> Iterator[tarfile.TarFile]:
+    """``source`` opened as a tar archive: a local file by name, a remote one through its fsspec file."""
+    if not is_remote(source):
+        with tarfile.open(source, TAR_READ_MODE) as archive:
+            yield archive
+        return
+    with source.open("rb") as raw, tarfile.open(fileobj=raw, mode=TAR_READ_MODE) as archive:
+        yield archive
+
+
+def iter_records(path: str | Path | Location) -> Iterator[tuple[dict[str, Any], int]]:
     """One record per sample, with how many of its text/json members could not be decoded.
 
     A ``.txt`` member that is not UTF-8 is decoded with U+FFFD replacements (lone
     surrogates in a ``.json`` member too); a ``.json`` member that is not a JSON object
     contributes no fields. Each is counted.
     """
-    with tarfile.open(path, TAR_READ_MODE) as archive:
+    with _archive(path) as archive:
         for key, members in iter_samples(archive):
             record: dict[str, Any] = {KEY_FIELD: key}
             decoder = LineDecoder()
@@ -100,7 +112,7 @@ CopySamples = Callable[[int, np.ndarray, Callable[[int], dict[str, Any]]], None]
 
 
 @contextmanager
-def copy_samples(source: str | Path, stream: BinaryIO) -> Iterator[CopySamples]:
+def copy_samples(source: str | Path | Location, stream: BinaryIO) -> Iterator[CopySamples]:
     """Copy chosen samples of ``source`` to ``stream`` as a tar, in order, reading ``source`` once.
 
     Yields ``copy(n_samples, keep_rows, sidecar)``: it reads the next ``n_samples``
@@ -109,7 +121,7 @@ def copy_samples(source: str | Path, stream: BinaryIO) -> Iterator[CopySamples]:
     bytes; each kept sample also gets ``KEY.icc.json`` holding ``sidecar(position)``.
     """
     with (
-        tarfile.open(source, TAR_READ_MODE) as archive,
+        _archive(source) as archive,
         tarfile.open(fileobj=stream, mode="w", format=archive.format) as out,
     ):
         samples = iter_samples(archive)
