@@ -86,7 +86,6 @@ def glob_remote(pattern: UPath) -> list[UPath]:
     from upath import UPath
 
     fs = pattern.fs
-    fs.invalidate_cache()  # what is there now, not what this process listed before
     found = [path for path, info in fs.glob(pattern.path, detail=True).items() if info.get("type") == "file"]
     return [UPath(fs.unstrip_protocol(path), **pattern.storage_options) for path in sorted(found)]
 

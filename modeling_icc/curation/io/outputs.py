@@ -40,19 +40,14 @@ def atomic_output(
     target is replaced, the link kept. ``before_rename`` runs right before the rename (an error
     there leaves nothing behind either).
     """
-    if is_remote(path):  # an object: uploaded whole once written (there is nothing to write in place)
-        with atomic_file(path) as stream:
-            yield stream
-            if before_rename is not None:
-                before_rename()
-        return
-    path = Path(path)
-    if writes_in_place(path):
-        with _open_in_place(path) as stream:
-            yield stream
-        return
-    if path.is_symlink():
-        path = Path(os.path.realpath(path))
+    if not is_remote(path):  # an object store has no streams to write into, nor links: an object is uploaded whole
+        path = Path(path)
+        if writes_in_place(path):
+            with _open_in_place(path) as stream:
+                yield stream
+            return
+        if path.is_symlink():
+            path = Path(os.path.realpath(path))
     with atomic_file(path) as stream:
         yield stream
         if before_rename is not None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
-from ...utils.locations import Location, is_remote, location, open_to_read
+from ...utils.locations import Location, is_remote, is_url, location, open_to_read
 from . import compression
 from . import webdataset as webdataset_tar
 from .table import TEXT_COLUMN, CaptionTable
@@ -85,7 +85,7 @@ TextParser = Callable[[BinaryIO, str, int, object], Iterator[CaptionTable]]
 
 def open_input(source: str | os.PathLike | BinaryIO, fmt: str) -> Input:
     """``source`` checked (a path must be a readable file) and ready for a reader."""
-    if is_remote(source) or (isinstance(source, str) and is_remote(location(source))):
+    if is_url(source):
         return Input(check_input_file(source), str(source), fmt)
     if isinstance(source, (str, os.PathLike)):
         return Input(check_input_file(source), os.fspath(source), fmt)
