@@ -34,6 +34,8 @@ STABILITY = "benchmarks/quality/cc3m_noise_stability.json"
 JUNK = "benchmarks/quality/web_junk.json"
 ONNX = "benchmarks/speed/results/mini_onnx_runtime.json"
 RUNTIMES = "benchmarks/speed/results/mini_runtimes.json"
+FP32_CEILING = "benchmarks/speed/results/cpu_matmul_ceiling_mini_fp32_avx2.json"
+OPENVINO = "benchmarks/speed/results/mini_openvino.json"
 GPU = "benchmarks/speed/results/gpu_end_to_end_cuda.json"
 GPU_SCORING = "benchmarks/speed/results/gpu_scoring_cuda.json"
 GPU_SCORING_EARLIER = "benchmarks/speed/results/gpu_scoring_cuda_slow_junk_check.json"
@@ -1034,6 +1036,41 @@ FIGURES += [
     phrase("docs/speed.md", RUNTIMES, "differ by at most {} on the first", _scientific("scores", "max_abs_difference")),
     phrase("docs/speed.md", RUNTIMES, "(median {})", _scientific("scores", "median_abs_difference")),
     phrase("docs/speed.md", RUNTIMES, "the first {} distinct CC3M", count(RUNTIMES, "results", "scores", "captions")),
+    phrase(
+        "README.md",
+        RUNTIMES,
+        "starts {}x faster than on torch ({} s)",
+        rate(RUNTIMES, "results", "onnxruntime_vs_torch", "startup_speedup", decimals=1),
+        rate(RUNTIMES, "results", "onnxruntime", "startup_s", decimals=2),
+    ),
+    phrase(
+        "README.md",
+        RUNTIMES,
+        "scores {}x as fast",
+        rate(RUNTIMES, "results", "onnxruntime_vs_torch", "throughput_ratio", decimals=1),
+    ),
+    phrase(
+        "README.md",
+        RUNTIMES,
+        "peaks at {} MB, against torch's {} MB",
+        rate(RUNTIMES, "results", "onnxruntime", "filter_peak_rss_mb"),
+        rate(RUNTIMES, "results", "torch", "filter_peak_rss_mb"),
+    ),
+    phrase("README.md", RUNTIMES, "{}-caption", count(RUNTIMES, "filter_n")),
+    phrase(
+        "docs/speed.md",
+        FP32_CEILING,
+        "fp32 implementation at {} distinct CC3M captions/s",
+        rate(FP32_CEILING, "fp32_ceiling_captions_per_s"),
+    ),
+    phrase("docs/speed.md", OPENVINO, "slower: {}x ONNX", rate(OPENVINO, "results", "openvino_speedup", decimals=3)),
+    phrase(
+        "docs/speed.md",
+        OPENVINO,
+        "logits within {}",
+        lambda: {f"{get(OPENVINO, 'results', 'max_abs_logit_difference'):.1e}"},
+    ),
+    phrase("README.md", RUNTIMES, "one run, medians of {};", count(RUNTIMES, "repeats")),
 ]
 
 NOISE_TYPES = get(STABILITY, "noise_types")

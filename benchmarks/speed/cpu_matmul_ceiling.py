@@ -3,13 +3,12 @@
 The DistilRoBERTa student (``--model student``) spends most of its time in four products per layer
 (fused QKV 768->2304, attention output 768->768, FFN 768->3072 and 3072->768); mini (``--model mini``)
 in the same four of all-MiniLM-L6-v2 (384 wide, FFN 1536) in each of the 4 layers it reads. This
-times each at the scorer's batch size (rows = tokens per batch), in bf16 with weights pre-packed by
-oneDNN (what ``FastICCEncoder`` and ``FastMiniEncoder`` run), and in int8 through
-oneDNN's quantized linear, plus the eager cost of quantizing the activations
-per batch (dynamic quantization), which int8 would add. From the bf16 rate it
-derives the most captions/s any bf16 implementation could reach here if the
-products were the only work. On a CPU without native bf16 (or with
-``ICC_FORCE_FP32=1``) the bf16 timings and the ceiling are skipped, since emulated
+times each at the scorer's batch size (rows = tokens per batch), in fp32 (torch's ``linear``), in bf16
+with weights pre-packed by oneDNN (what ``FastICCEncoder`` and ``FastMiniEncoder`` run), and in int8
+through oneDNN's quantized linear, plus the eager cost of quantizing the activations per batch (dynamic
+quantization), which int8 would add. From the fp32 and bf16 rates it derives the most captions/s any
+implementation in that precision could reach here if the products were the only work. On a CPU without
+native bf16 (or with ``ICC_FORCE_FP32=1``) the bf16 timings and their ceiling are skipped, since emulated
 bf16 says nothing about the hardware; the JSON's ``skipped`` entry says why.
 
 The student's products are timed with torch's threads over all cores; mini's with one thread, as its
@@ -17,6 +16,9 @@ scorer runs one batch per core side by side (``scoring/runner.py``), and its cei
 
     python benchmarks/speed/cpu_matmul_ceiling.py --repeats 20   # medians over 3 interleaved rounds
     python benchmarks/speed/cpu_matmul_ceiling.py --model mini --repeats 20
+    # mini on CC3M captions (12.59 tokens each), at ONNX Runtime's CPU batch, into its own JSON:
+    python benchmarks/speed/cpu_matmul_ceiling.py --model mini --rows 1024 --tokens-per-caption 12.59 \
+        --out benchmarks/speed/results/cpu_matmul_ceiling_mini_fp32_avx2.json
 """
 
 from __future__ import annotations
@@ -90,7 +92,8 @@ def time_shape(rows: int, fan_in: int, fan_out: int, repeats: int, bf16: bool) -
     x = torch.randn(rows, fan_in)
     weight, bias = torch.randn(fan_out, fan_in), torch.randn(fan_out)
     flops = 2 * rows * fan_in * fan_out
-    out: dict[str, float] = {}
+    out: dict[str, float] = {"fp32_ms": median_ms(lambda: torch.nn.functional.linear(x, weight, bias), repeats)}
+    out["fp32_tflops"] = flops / out["fp32_ms"] / 1e9
     if bf16:
         x_bf16, packed = x.bfloat16(), torch.ops.mkldnn._reorder_linear_weight(weight.bfloat16(), rows)
         out["bf16_ms"] = median_ms(
@@ -118,6 +121,14 @@ def time_shape(rows: int, fan_in: int, fan_out: int, repeats: int, bf16: bool) -
             lambda: torch.quantize_per_tensor_dynamic(x, torch.quint8, False).int_repr(), repeats
         )
     return out
+
+
+def products_ms_per_batch(model: EncoderShape, shapes: dict[str, dict[str, float]], key: str) -> float:
+    """Milliseconds of one batch's products, from each shape's ``key`` timing."""
+    layer_ms = sum(row[key] for row in shapes.values())
+    if model.last_layer_first_token_only:
+        return (model.layers - 1) * layer_ms + shapes["qkv"][key] * 2 / 3
+    return model.layers * layer_ms
 
 
 def main() -> None:
@@ -165,28 +176,27 @@ def main() -> None:
         "shapes": shapes,
         "skipped": {} if no_bf16 is None else {"bf16 products and ceiling": no_bf16},
     }
-    if no_bf16 is None:
-        layer_ms = sum(row["bf16_ms"] for row in shapes.values())
-        if model.last_layer_first_token_only:
-            products_ms = (model.layers - 1) * layer_ms + shapes["qkv"]["bf16_ms"] * 2 / 3
-        else:
-            products_ms = model.layers * layer_ms
-        batches_at_once = payload["products_side_by_side"]
-        payload["bf16_products_ms_per_batch"] = products_ms
-        payload["bf16_ceiling_captions_per_s"] = batches_at_once * rows / tokens_per_caption / products_ms * 1e3
-        payload["ceiling_assumes"] = (
-            f"{tokens_per_caption} tokens per caption, no padding, products only, "
-            f"{batches_at_once} batch(es) at once with perfect scaling"
-        )
+    batches_at_once = payload["products_side_by_side"]
+    for precision in ("fp32", "bf16") if no_bf16 is None else ("fp32",):
+        products_ms = products_ms_per_batch(model, shapes, f"{precision}_ms")
+        payload[f"{precision}_products_ms_per_batch"] = products_ms
+        payload[f"{precision}_ceiling_captions_per_s"] = batches_at_once * rows / tokens_per_caption / products_ms * 1e3
+    payload["ceiling_assumes"] = (
+        f"{tokens_per_caption} tokens per caption, no padding, products only, "
+        f"{batches_at_once} batch(es) at once with perfect scaling"
+    )
     write_json(out, payload)
     for name, row in shapes.items():
         bf16 = f"bf16 {row['bf16_tflops']:.2f} TFLOP/s ({row['bf16_ms']:.2f} ms)   " if "bf16_ms" in row else ""
         print(
-            f"{name:14s} {bf16}int8 {row['int8_tops']:.2f} TOP/s"
+            f"{name:14s} fp32 {row['fp32_tflops']:.3f} TFLOP/s ({row['fp32_ms']:.2f} ms)   "
+            f"{bf16}int8 {row['int8_tops']:.2f} TOP/s"
             f"   quantizing the input {row['dynamic_activation_quantization_ms']:.2f} ms"
         )
-    if no_bf16 is None:
-        print(f"bf16 ceiling (products only): {payload['bf16_ceiling_captions_per_s']:.0f} captions/s")
+    for precision in ("fp32", "bf16"):
+        if f"{precision}_ceiling_captions_per_s" in payload:
+            ceiling = payload[f"{precision}_ceiling_captions_per_s"]
+            print(f"{precision} ceiling (products only): {ceiling:.0f} captions/s")
     for name, reason in payload["skipped"].items():
         print(f"{name}: skipped ({reason})")
     print(f"wrote {out}")

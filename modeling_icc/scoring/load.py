@@ -1,5 +1,9 @@
 """``load_scorer``: the one way to get a scorer, for the published model, local students and
-the zero-download models, with an explicit, reported fallback and an optional process cache."""
+the zero-download models, with an explicit, reported fallback and an optional process cache.
+
+huggingface_hub is imported inside the functions that need it: it costs built-in models about 0.1 s of
+start-up, and it reads its progress-bar switch once, when imported, which the CLI sets only as a command
+starts (``cli/main.library_bars_off``)."""
 
 from __future__ import annotations
 
@@ -13,9 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
-
-from huggingface_hub import constants as hf_constants
-from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from ..utils.checkpoints import (
     CODE_MAP_FILES,
@@ -245,7 +246,7 @@ def _load(
         try:
             model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=True)
         except ModelNotAvailableError:
-            if hf_constants.HF_HUB_OFFLINE or not hub_reachable():
+            if hub_offline() or not hub_reachable():
                 raise
             model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=False)
     model.to(resolved_device)
@@ -259,7 +260,7 @@ def _zero_download_repository(name: str, **options) -> ConcretenessScorer | None
     from ..utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
 
     local = Path(name).expanduser()
-    offline = bool(hf_constants.HF_HUB_OFFLINE)
+    offline = hub_offline()
     if local.exists():
         folder: Path | None = local if local.is_dir() else None
     elif looks_like_hub_id(name):
@@ -389,6 +390,8 @@ def looks_like_hub_id(name: str) -> bool:
     """Whether ``name`` could be a Hub repository id (``org/name`` or ``name``), not a filesystem path."""
     if name.startswith((".", "/", "~")) or "\\" in name:
         return False
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
     try:
         validate_repo_id(name)
     except HFValidationError:
@@ -518,6 +521,13 @@ def _empty_student(config: ICCConfig, name: str) -> ICCForConcreteness:
         raise CheckpointError(f"The checkpoint {name!r} has an unusable config.json: {_first_line(error)}") from None
 
 
+def hub_offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` is set, as huggingface_hub reads it."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
 def hub_reachable(timeout: float = 3.0) -> bool:
     """Whether a TCP connection to the Hub endpoint opens quickly.
 
@@ -527,7 +537,9 @@ def hub_reachable(timeout: float = 3.0) -> bool:
     """
     if any(os.environ.get(key) for key in ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")):
         return True
-    endpoint = urlparse(hf_constants.ENDPOINT)
+    from huggingface_hub import constants
+
+    endpoint = urlparse(constants.ENDPOINT)
     port = endpoint.port or (443 if endpoint.scheme == "https" else 80)
     try:
         with socket.create_connection((endpoint.hostname, port), timeout=timeout):

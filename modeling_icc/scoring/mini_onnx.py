@@ -77,7 +77,7 @@ class MiniOnnxScorer(MiniReading):
     ) -> None:
         """``heads_path`` and ``base_path``: mini's heads and base encoder (default: the shipped heads on the
         pip base); ``torch_mini``: builds the same mini on torch, for what needs torch (default: the shipped mini)."""
-        rows, tokens = default_batch_limits(self.device)
+        rows, tokens = default_batch_limits(self.device, "onnxruntime")
         self.batch_size = batch_size or rows
         self.max_batch_tokens = max(max_batch_tokens or tokens, 8)
         self.progress = progress

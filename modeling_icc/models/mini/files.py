@@ -137,10 +137,15 @@ def refuse_unusable_heads(tensors: dict[str, torch.Tensor], path: Path) -> None:
             raise CheckpointError(f"the mini heads file {path} cannot score: {key} holds NaN or Inf values")
 
 
+def recorded_base_sha(payload: dict) -> str | None:
+    """The sha256 prefix of the base weights a heads file records being fitted on (None: not recorded)."""
+    return payload.get("build", {}).get("inputs", {}).get("base_model_sha256_16")
+
+
 def check_base_matches(payload: dict, heads_path: Path, base_path: Path) -> str:
     """Refuse base weights other than those the heads record being fitted on: heads on a different encoder
     would give scores that look fine and mean nothing. Returns the base weights' sha256 prefix."""
-    recorded = payload.get("build", {}).get("inputs", {}).get("base_model_sha256_16")
+    recorded = recorded_base_sha(payload)
     found = sha256_prefix(base_path / BASE_WEIGHTS_FILE)
     if recorded is not None and recorded != found:
         raise CheckpointError(

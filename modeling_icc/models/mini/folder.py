@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ...utils.errors import CheckpointError
 from ...utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
+from .files import recorded_base_sha
 from .modeling_mini import (
     BASE_WEIGHTS_FILE,
     HEADS_FILE,
@@ -38,7 +39,7 @@ def folder_files(heads_path: str | os.PathLike | None = None) -> dict[str, bytes
     """The files of a mini repository, by name, from a heads file (default: the shipped one)."""
     heads_path = Path(heads_path) if heads_path is not None else shipped_heads_path()
     _, payload = read_heads(heads_path)
-    recorded = payload.get("build", {}).get("inputs", {}).get("base_model_sha256_16")
+    recorded = recorded_base_sha(payload)
     config = {
         **payload["config"],
         "base_model": {"repo_id": BASE_REPO_ID, "revision": BASE_REVISION, "sha256_16": recorded},

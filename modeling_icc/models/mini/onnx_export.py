@@ -11,6 +11,7 @@ import io
 import warnings
 from pathlib import Path
 
+import onnx
 import torch
 
 from .fast_encoder import FastMiniEncoder, layers_read, read_mini
@@ -60,3 +61,16 @@ def export_graph(heads_path: Path, base_path: Path) -> bytes:
             dynamo=False,  # the TorchScript exporter: no onnxscript dependency, and this graph has no control flow
         )
     return graph.getvalue()
+
+
+def save_graph(heads_path: Path, base_path: Path, graph: Path, weights_name: str) -> None:
+    """Write mini's graph to ``graph`` with its weights in the file ``weights_name`` beside it (ONNX external
+    data, which ONNX Runtime maps into memory; ``onnx_graph.py`` says why)."""
+    onnx.save_model(
+        onnx.load_from_string(export_graph(heads_path, base_path)),
+        graph,
+        save_as_external_data=True,
+        all_tensors_to_one_file=True,
+        location=weights_name,
+        convert_attribute=True,  # the TorchScript exporter writes the weights as Constant nodes, not initializers
+    )
