@@ -12,9 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from huggingface_hub import constants as hf_constants
-
-from ...scoring.load import ModelNotAvailableError, hub_reachable
+from ...scoring.load import ModelNotAvailableError, hub_offline, hub_reachable
 
 T = TypeVar("T")
 
@@ -28,7 +26,7 @@ def load_pretrained(loader: Callable[..., T], name: str | os.PathLike, **kwargs)
     try:
         return loader(name, local_files_only=True, **kwargs)
     except OSError as error:
-        if hf_constants.HF_HUB_OFFLINE or not hub_reachable():
+        if hub_offline() or not hub_reachable():
             raise ModelNotAvailableError(
                 f"{name!r} is neither a local directory nor in the Hugging Face cache, and the Hub cannot be "
                 f"reached ({str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}). "
