@@ -19,7 +19,9 @@ import pytest
 from modeling_icc import ConcretenessScorer, LiteScorer, load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.curation.engines import pieces
-from modeling_icc.curation.engines.single_file import FileJob, ScoreStats, run_file_job
+from modeling_icc.curation.engines.job import Job
+from modeling_icc.curation.engines.single_file import run_single_file
+from modeling_icc.curation.engines.unit_result import ScoreStats
 from modeling_icc.curation.filter_plan import ColumnRule, FilterPlan
 from modeling_icc.curation.io.tables import CHUNK_ROWS, iter_tables
 from modeling_icc.curation.job_spec import ScoringOptions
@@ -162,8 +164,8 @@ def test_chunked_ranking_keeps_exactly_the_rows_of_one_pass(tied_pool, tmp_path,
         expected &= keep_mask(clip, clip_rule)
     out = tmp_path / "kept.jsonl"
     other = None if clip_rule is None else ColumnRule("clip", clip_rule)
-    job = FileJob(path, "jsonl", out, "jsonl", FilterPlan(rule, other=other), chunk_rows=7)
-    result = run_file_job(job, LiteScorer)
+    job = Job.of_file(path, "jsonl", out, "jsonl", plan=FilterPlan(rule, other=other), chunk_rows=7)
+    result = run_single_file(job, LiteScorer)
     kept = [json.loads(line)["id"] for line in out.read_text().splitlines()]
     assert kept == np.flatnonzero(expected).tolist()
     assert result.rows == len(captions) and result.kept == int(expected.sum()) and result.stats.nan == 3
@@ -191,7 +193,7 @@ def in_memory_rows(path: Path, plan: FilterPlan) -> list[dict]:
     """What one pass over the whole input keeps (``FilterPlan.mask`` of every row at once), as written rows."""
     table = next(iter_tables(path, "jsonl", plan.column, rows=10**6))
     plan = pieces.bind(plan, table, "jsonl")
-    raw = pieces.score(LiteScorer(), plan, table, lambda count: None)
+    [(_, raw)] = pieces.score_tables(LiteScorer(), plan, [table], lambda count: None)
     piece = pieces.finish(plan, table, raw, LiteScorer.model_id)
     rows = []
     for row in np.flatnonzero(piece.keep):
@@ -238,7 +240,7 @@ def test_every_plan_kind_keeps_the_rows_scores_and_order_of_one_pass(request, tm
     monkeypatch.setattr(FilterPlan, "fit", lambda *args, **kwargs: pytest.fail("per-row values held in memory"))
     out = tmp_path / "kept.jsonl"
     source = io.BytesIO(path.read_bytes()) if stdin else path
-    result = run_file_job(FileJob(source, "jsonl", out, "jsonl", plan, chunk_rows=4), LiteScorer)
+    result = run_single_file(Job.of_file(source, "jsonl", out, "jsonl", plan=plan, chunk_rows=4), LiteScorer)
     got = [json.loads(line) for line in out.read_text().splitlines()]
     assert [row["id"] for row in got] == [row["id"] for row in expected] and result.kept == len(expected)
     assert [row["caption"] for row in got] == [row["caption"] for row in expected]
@@ -299,9 +301,9 @@ def test_an_input_rewritten_between_the_passes_with_the_same_row_count_is_refuse
     out = tmp_path / "kept.jsonl"
     ReorderingScorer.path, ReorderingScorer.calls = path, 0
     ReorderingScorer.chunks = -(-len(captions) // 7)  # one scorer call per chunk of 7 rows (lite, no batches)
-    job = FileJob(path, "jsonl", out, "jsonl", FilterPlan(KeepRule(top_k=5)), chunk_rows=7)
+    job = Job.of_file(path, "jsonl", out, "jsonl", plan=FilterPlan(KeepRule(top_k=5)), chunk_rows=7)
     with pytest.raises(UserInputError, match="the input changed between the two passes"):
-        run_file_job(job, ReorderingScorer)
+        run_single_file(job, ReorderingScorer)
     assert not out.exists() and work_files(out) == []
 
 
@@ -312,13 +314,16 @@ def test_temporary_files_are_removed_after_success_and_errors(tied_pool, tmp_pat
     monkeypatch.setattr(tempfile, "tempdir", str(temp))
     out = tmp_path / "kept.jsonl"
     FailingScorer.calls, FailingScorer.out = 0, out
-    job = FileJob(path, "jsonl", out, "jsonl", FilterPlan(KeepRule(top_k=5)), chunk_rows=7)
-    assert run_file_job(job, LiteScorer).kept == 5
+    job = Job.of_file(path, "jsonl", out, "jsonl", plan=FilterPlan(KeepRule(top_k=5)), chunk_rows=7)
+    assert run_single_file(job, LiteScorer).kept == 5
     assert list(temp.iterdir()) == [] and work_files(out) == []
     out.unlink()
     with pytest.raises(RuntimeError, match="scorer failed"):
-        run_file_job(dataclasses.replace(job, source=io.BytesIO(path.read_bytes())), FailingScorer)
-    assert FailingScorer.seen == 4  # the output's temp file, stdin's copy, raw scores, ranking values
+        run_single_file(
+            dataclasses.replace(job, units=(dataclasses.replace(job.units[0], source=io.BytesIO(path.read_bytes())),)),
+            FailingScorer,
+        )
+    assert FailingScorer.seen == 3  # stdin's copy, raw scores, ranking values (the output is opened by pass 2)
     assert list(temp.iterdir()) == [] and work_files(out) == [] and not out.exists()
     shrinking = tmp_path / "pool.parquet"
     pq.write_table(
@@ -326,7 +331,12 @@ def test_temporary_files_are_removed_after_success_and_errors(tied_pool, tmp_pat
     )
     ShrinkingScorer.path, ShrinkingScorer.calls = shrinking, 0
     with pytest.raises(UserInputError, match="the input changed between the two passes"):  # not 14 rows as if whole
-        run_file_job(dataclasses.replace(job, source=shrinking, input_format="parquet"), ShrinkingScorer)
+        run_single_file(
+            dataclasses.replace(
+                job, units=(dataclasses.replace(job.units[0], source=shrinking, input_format="parquet"),)
+            ),
+            ShrinkingScorer,
+        )
     assert list(temp.iterdir()) == [] and work_files(out) == [] and not out.exists()
 
 
@@ -338,7 +348,7 @@ def work_files(out: Path) -> list[Path]:
 def test_chunks_keep_order_and_scores(tied_pool, tmp_path):
     path, captions, _ = tied_pool
     out = tmp_path / "scored.csv"
-    run_file_job(FileJob(path, "jsonl", out, "csv", chunk_rows=5), LiteScorer)
+    run_single_file(Job.of_file(path, "jsonl", out, "csv", chunk_rows=5), LiteScorer)
     with out.open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert [int(row["id"]) for row in rows] == list(range(len(captions)))
@@ -395,7 +405,7 @@ def test_a_file_read_ahead_keeps_rows_order_and_the_scores_of_each_part(
     path, captions, _ = tied_pool
     out = tmp_path / "scored.parquet"
     scorer = load_scorer(tiny_student_dir, device="cpu", dtype="float32", tokenize_workers=tokenize_workers)
-    run_file_job(FileJob(path, "jsonl", out, "parquet", chunk_rows=16), lambda: scorer)
+    run_single_file(Job.of_file(path, "jsonl", out, "parquet", chunk_rows=16), lambda: scorer)
     table = pq.read_table(out)
     assert table["id"].to_pylist() == list(range(len(captions)))
     parts = [
@@ -423,14 +433,14 @@ def test_a_second_job_writing_the_same_output_at_once_is_refused(tied_pool, tmp_
     """Both would exit 0 and the file would hold only the last one's rows."""
     path, captions, _ = tied_pool
     out = tmp_path / "scored.jsonl"
-    job = FileJob(path, "jsonl", out, "jsonl")
+    job = Job.of_file(path, "jsonl", out, "jsonl")
     first: dict = {}
-    worker = threading.Thread(target=lambda: first.update(result=run_file_job(job, WaitingScorer)))
+    worker = threading.Thread(target=lambda: first.update(result=run_single_file(job, WaitingScorer)))
     worker.start()
     try:
         assert WaitingScorer.started.wait(60)
         with pytest.raises(UserInputError, match=f"another icc job is writing {out}"):
-            run_file_job(job, LiteScorer)
+            run_single_file(job, LiteScorer)
     finally:
         WaitingScorer.release.set()
         worker.join(60)
@@ -442,7 +452,7 @@ def test_an_output_in_a_folder_that_does_not_exist_yet_is_written(tied_pool, tmp
     """As `make demo` writes outputs/demo_kept.jsonl on a fresh clone."""
     path, captions, _ = tied_pool
     out = tmp_path / "new" / "deeper" / "scored.jsonl"
-    assert run_file_job(FileJob(path, "jsonl", out, "jsonl"), LiteScorer).rows == len(captions)
+    assert run_single_file(Job.of_file(path, "jsonl", out, "jsonl"), LiteScorer).rows == len(captions)
     assert len(out.read_text().splitlines()) == len(captions) and sorted(p.name for p in out.parent.iterdir()) == [
         "scored.jsonl"
     ]

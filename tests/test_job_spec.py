@@ -97,31 +97,57 @@ def test_the_cli_package_imports_no_reader_writer_or_format_module():
 
 
 @pytest.mark.parametrize(
-    ("spec", "message"),
+    ("fields", "message"),
     [
-        (JobSpec(), "nothing to score"),
-        (JobSpec(inputs=("a.txt",), texts=("a dog",)), "as arguments or --input, not both"),
-        (JobSpec(texts=("a dog",), keep=FilterOptions(column="text")), "need neither"),
-        (JobSpec(inputs=("a.txt", "b.txt")), "need --output-dir"),
-        (JobSpec(inputs=("*.txt",)), "need --output-dir"),
-        (JobSpec(inputs=("a.txt",), workers=2), "--workers applies to sharded jobs"),
-        (JobSpec(inputs=("a.txt",), output="b.txt", output_dir="out"), "not both"),
-        (JobSpec(inputs=("-",), output_dir="out"), "not stdin"),
-        (JobSpec(output_dir="out"), "needs --input shards"),
-        (JobSpec(inputs=("a.txt",), output_dir="out", workers=0), "--workers must be >= 1"),
-        (JobSpec(inputs=("a.txt",), output_dir="out", show=3), "--show prints the rows of one file"),
-        (JobSpec(inputs=("a.txt",), uid_column="id"), "--uid-column names the uids"),
-        (JobSpec(inputs=("a.txt",), datacomp_subset="s.npy"), "needs a filter rule"),
-        (JobSpec(inputs=("a.txt",), output_format="docx"), "--output-format must be one of"),
-        (JobSpec(inputs=("a.txt",), scoring=ScoringOptions(batch_size=0)), "--batch-size must be positive"),
-        (JobSpec(inputs=("a.txt",), scoring=ScoringOptions(tokenize_workers=-1)), "--tokenize-workers"),
-        (JobSpec(inputs=("a.txt",), scoring=ScoringOptions("lite", dtype="bfloat16")), "--dtype does not apply"),
+        (dict(), "nothing to score"),
+        (dict(inputs=("a.txt",), texts=("a dog",)), "as arguments or --input, not both"),
+        (dict(texts=("a dog",), keep=FilterOptions(column="text")), "need neither"),
+        (dict(inputs=("a.txt", "b.txt")), "need --output-dir"),
+        (dict(inputs=("*.txt",)), "need --output-dir"),
+        (dict(inputs=("a.txt",), workers=2), "--workers applies to sharded jobs"),
+        (dict(inputs=("a.txt",), output="b.txt", output_dir="out"), "not both"),
+        (dict(inputs=("-",), output_dir="out"), "not stdin"),
+        (dict(output_dir="out"), "needs --input shards"),
+        (dict(inputs=("a.txt",), output_dir="out", workers=0), "--workers must be >= 1"),
+        (dict(inputs=("a.txt",), output_dir="out", show=3), "--show prints the rows of one file"),
+        (dict(inputs=("a.txt",), uid_column="id"), "--uid-column names the uids"),
+        (dict(inputs=("a.txt",), datacomp_subset="s.npy"), "needs a filter rule"),
+        (dict(inputs=("a.txt",), output_format="docx"), "--output-format must be one of"),
+        (dict(inputs=("a.txt",), scoring=ScoringOptions(batch_size=0)), "--batch-size must be positive"),
+        (dict(inputs=("a.txt",), scoring=ScoringOptions(tokenize_workers=-1)), "--tokenize-workers"),
+        (dict(inputs=("a.txt",), scoring=ScoringOptions("lite", dtype="bfloat16")), "--dtype does not apply"),
     ],
 )
-def test_a_contradictory_spec_is_one_line_before_anything_is_read(spec, message):
+def test_a_contradictory_spec_is_one_line_before_anything_is_read(fields, message):
     with pytest.raises(UserInputError, match=message) as error:
-        spec.check()
+        JobSpec(**fields)
     assert "\n" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (dict(inputs=b"a.txt"), "inputs must be a list of strings"),
+        (dict(inputs=(1,)), "inputs must hold strings"),
+        (dict(inputs=("a.txt",), keep={"threshold": 0.5}), "keep must be a FilterOptions"),
+        (dict(inputs=("a.txt",), scoring={"model": "lite"}), "scoring must be a ScoringOptions"),
+        (dict(inputs=("a.txt",), show="3"), "show must be a whole number"),
+        (dict(inputs=("a.txt",), workers=True), "workers must be a whole number"),
+        (dict(inputs=("a.txt",), output=3), "output must be a path"),
+        (dict(inputs=("a.txt",), progress="yes"), "progress must be True, False or None"),
+    ],
+)
+def test_a_spec_of_the_wrong_types_is_refused_when_made(fields, message):
+    with pytest.raises(TypeError, match=message):
+        JobSpec(**fields)
+
+
+def test_one_input_or_caption_may_be_given_alone_and_paths_as_paths(tmp_path):
+    assert JobSpec(inputs="pool/x.parquet").inputs == ("pool/x.parquet",)
+    assert JobSpec(inputs=(tmp_path / "x.jsonl",), output=tmp_path / "y.jsonl").inputs == (str(tmp_path / "x.jsonl"),)
+    assert JobSpec(texts="a dog on a beach").texts == ("a dog on a beach",)
+    with pytest.raises(UserInputError, match="--show must be 0 or more"):
+        JobSpec(texts=("a dog",), show=-1)
 
 
 def test_a_spec_without_a_rule_scores_every_row_and_a_filter_engine_refuses_it():

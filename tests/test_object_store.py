@@ -25,7 +25,7 @@ import s3fs
 from moto.server import ThreadedMotoServer
 
 from modeling_icc.cli.main import main
-from modeling_icc.curation.engines import shards
+from modeling_icc.curation.engines import in_process
 from modeling_icc.utils.locations import is_remote, location
 from modeling_icc.utils.provenance import synthetic_captions
 
@@ -203,16 +203,16 @@ def test_a_key_that_vanishes_mid_job_is_one_line_and_what_was_committed_stays(tm
     fs, bucket = s3
     assert filter_job(pool / "*.parquet", tmp_path / "ref", "--threshold", "0.5") == 0
     capsys.readouterr()
-    real = shards.process_shard
+    real = in_process.run_task
     done = []
 
     def then_delete_the_next_input(job, task, *args, **kwargs):
         real(job, task, *args, **kwargs)
-        done.append(task.shard.input.name)
+        done.append(task.unit.source.name)
         if len(done) == 2:
             fs.rm(f"{bucket}/in/00003.parquet")
 
-    monkeypatch.setattr(shards, "process_shard", then_delete_the_next_input)
+    monkeypatch.setattr(in_process, "run_task", then_delete_the_next_input)
     command = ["filter", "--model", "lite", "-i", f"s3://{bucket}/in/*.parquet", "--output-dir", f"s3://{bucket}/k"]
     command += ["--threshold", "0.5", "--no-progress"]
     line = _one_line_error(capsys, icc(*command))
@@ -221,7 +221,7 @@ def test_a_key_that_vanishes_mid_job_is_one_line_and_what_was_committed_stays(tm
     committed = sorted(Path(key).name for key in fs.glob(f"{bucket}/k/*.stats.json"))
     assert committed == ["00000.stats.json", "00001.stats.json", "00002.stats.json"]  # 00003 vanished
     fs.put_file(str(pool / "00003.parquet"), f"{bucket}/in/00003.parquet")
-    monkeypatch.setattr(shards, "process_shard", real)
+    monkeypatch.setattr(in_process, "run_task", real)
     assert icc(*command) == 0
     assert remote_outputs(fs, f"{bucket}/k") == local_outputs(tmp_path / "ref")
 

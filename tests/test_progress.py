@@ -67,10 +67,11 @@ def test_a_parquet_input_gives_the_bar_its_row_count(tmp_path, bars):
 def test_a_text_input_gets_a_total_estimated_from_its_size(tmp_path, bars):
     lines = [f"a dog number {i:03d} on a beach" for i in range(35)]
     (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    from modeling_icc.curation.engines.single_file import FileJob, run_file_job
+    from modeling_icc.curation.engines.job import Job
+    from modeling_icc.curation.engines.single_file import run_single_file
 
-    job = FileJob(tmp_path / "in.txt", "txt", tmp_path / "out.tsv", "tsv", chunk_rows=10, progress=True)
-    run_file_job(job, lambda: load_scorer("lite"))
+    job = Job.of_file(tmp_path / "in.txt", "txt", tmp_path / "out.tsv", "tsv", chunk_rows=10, progress=True)
+    run_single_file(job, lambda: load_scorer("lite"))
     (bar,) = bars
     assert bar.totals[0] == pytest.approx(35, abs=3)  # from the first 10 rows and the bytes they took
     assert bar.totals[-1] == 35 and sum(bar.updates) == 35

@@ -389,7 +389,7 @@ def test_resume_from_scores_saved_without_ranking_values(tmp_path, monkeypatch):
     args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "9", "--no-progress"]
     assert icc(*args, "--output-dir", tmp_path / "ref") == 0
     with monkeypatch.context() as patch:  # keep the work files, as a run killed before its summary does
-        patch.setattr("modeling_icc.curation.engines.shards.remove_tree", lambda place: None)
+        patch.setattr("modeling_icc.curation.engines.output_dir.remove_tree", lambda place: None)
         assert icc(*args, "--output-dir", tmp_path / "out") == 0
     assert len(list((tmp_path / "out" / ".icc-work").glob("*.raw.npz"))) == 3
     for saved in (tmp_path / "out" / ".icc-work").glob("*.raw.npz"):
@@ -404,18 +404,18 @@ def test_resume_from_scores_saved_without_ranking_values(tmp_path, monkeypatch):
 
 def test_a_shard_rewritten_between_the_passes_with_the_same_row_count_is_refused(tmp_path, monkeypatch):
     """Scores saved by the first pass of a top-k job are never pinned to the captions of a rewritten shard."""
-    from modeling_icc.curation.engines import shards
+    from modeling_icc.curation.engines import passes
 
     write_parquet_pool(tmp_path / "in", n_shards=3, rows=20)
     first = sorted((tmp_path / "in").glob("*.parquet"))[0]
-    fit_cuts_then = shards._with_cuts
+    fit_cuts_then = passes.fit_cuts
 
     def rewrite_then_fit(*args, **kwargs):  # between the scoring pass and the writing pass
         table = pq.read_table(first)
         pq.write_table(table.take(list(reversed(range(table.num_rows)))), first)
         return fit_cuts_then(*args, **kwargs)
 
-    monkeypatch.setattr(shards, "_with_cuts", rewrite_then_fit)
+    monkeypatch.setattr(passes, "fit_cuts", rewrite_then_fit)
     args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--top-k", "9", "--no-progress"]
     assert icc(*args, "--output-dir", tmp_path / "out") == 2
     assert not (tmp_path / "out" / f"{first.stem}.parquet").exists()

@@ -13,8 +13,8 @@ import torch
 
 from modeling_icc import NeuralScorer, load_scorer
 from modeling_icc.cli.main import main
-from modeling_icc.curation.engines import shards
-from modeling_icc.curation.job_spec import ScoringOptions
+from modeling_icc.curation.engines.jobs import run_job
+from modeling_icc.curation.job_spec import JobSpec, ScoringOptions
 from modeling_icc.scoring import chunks, runner
 from modeling_icc.scoring.batching import pad_packed, pad_rows, padded_width, plan_batches
 from modeling_icc.scoring.tokenize_workers import (
@@ -229,6 +229,6 @@ def test_a_sharded_job_passes_tokenize_workers_to_its_scorer(tiny_student_dir, t
     source = tmp_path / "a.txt"
     source.write_text("a dog\nthe meaning of life\n", encoding="utf-8")
     scoring = ScoringOptions(str(tiny_student_dir), device="cpu", tokenize_workers=1)
-    job = shards.ShardJob((source,), tmp_path / "out", scoring)
-    assert shards.run_shard_job(job)["rows"] == 2
+    spec = JobSpec(inputs=(str(source),), output_dir=str(tmp_path / "out"), scoring=scoring, progress=False)
+    assert run_job(spec)["rows"] == 2
     assert seen == [1]

@@ -18,7 +18,7 @@ does part of the work for every caption (checks, de-duplication, packing the tex
 padding, scatter) whatever the number of workers; its CPU time per caption, measured, bounds the
 rate any number of workers can reach, and is reported as ``main_process_ceiling_captions_per_s``.
 
-The same at all cores for ``icc score --input N.txt --output out.parquet``'s path (``run_file_job``:
+The same at all cores for ``icc score --input N.txt --output out.parquet``'s path (``run_single_file``:
 Arrow blocks read from the text file, scored, written to Parquet), against the 100,000 rows/s goal
 of the file path: its scoring-process CPU time per row, reading and writing included, bounds it the
 same way (``file_path_main_process_ceiling_captions_per_s``).
@@ -45,7 +45,8 @@ from cc3m_copies import cc3m_copies
 from result_file import write_result
 
 from modeling_icc import NeuralScorer
-from modeling_icc.curation.engines.single_file import FileJob, run_file_job
+from modeling_icc.curation.engines.job import Job
+from modeling_icc.curation.engines.single_file import run_single_file
 from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
 from modeling_icc.scoring.neural import default_batch_limits
 from modeling_icc.scoring.runner import CHUNK_SIZE
@@ -119,11 +120,11 @@ def pool_alone(spec: TokenizerSpec, workers: int, captions: list[str]) -> Callab
     return run
 
 
-def text_to_parquet_job(captions: list[str], folder: Path) -> FileJob:
+def text_to_parquet_job(captions: list[str], folder: Path) -> Job:
     """``icc score --input N.txt --output out.parquet``'s job over ``captions`` (written once to ``folder``)."""
     source = folder / "captions.txt"
     source.write_text("\n".join(captions) + "\n", encoding="utf-8")
-    return FileJob(source, "txt", folder / "scored.parquet", "parquet", progress=False)
+    return Job.of_file(source, "txt", folder / "scored.parquet", "parquet", progress=False)
 
 
 def main() -> None:
@@ -182,7 +183,7 @@ def main() -> None:
                 job = text_to_parquet_job(captions, Path(folder))
                 record(
                     f"file_to_parquet_workers_{workers}",
-                    lambda job=job, scorer=scorer: run_file_job(job, lambda: scorer),
+                    lambda job=job, scorer=scorer: run_single_file(job, lambda: scorer),
                 )
         shutdown_pools()  # the next worker count starts its own pool
 

@@ -6,7 +6,7 @@ measures that fit on ``--rows`` values in ``--shards`` files laid out as the job
 (the ICC raw score as float32, a two-decimal CLIPScore column as float64: many ties), for
 
 - ``in passes`` (what the job does): ``FilterPlan.fit_in_passes`` over
-  :class:`~modeling_icc.curation.engines.shards.SavedRankingValues`, one shard read at a time;
+  each shard's :class:`~modeling_icc.curation.engines.unit_scores.SavedScores`, one shard read at a time;
 - ``in memory`` (before): every shard's values loaded, then ``FilterPlan.fit``.
 
 Both must give the same cuts (checked). Peak is ``tracemalloc``'s (numpy's buffers are
@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from result_file import write_result
 
-from modeling_icc.curation.engines.shards import SavedRankingValues, Shard
+from modeling_icc.curation.engines.unit_scores import ChainedRanking, SavedScores
 from modeling_icc.curation.filter_plan import ColumnRule, Cuts, FilterPlan
 from modeling_icc.curation.selection import KeepRule
 
@@ -36,36 +36,32 @@ RESULTS = Path(__file__).resolve().parent / "results"
 PLAN = FilterPlan(rule=KeepRule(top_fraction=0.3), other=ColumnRule("clip_score", KeepRule(top_fraction=0.5)))
 
 
-def write_shards(directory: Path, rows: int, n_shards: int) -> list[Shard]:
+def write_shards(directory: Path, rows: int, n_shards: int) -> list[SavedScores]:
     rng = np.random.default_rng(0)
     shards = []
     for index, size in enumerate(np.diff(np.linspace(0, rows, n_shards + 1).astype(int))):
         raw = rng.normal(0.5, 0.2, size).astype(np.float32)
         path = directory / f"{index:05d}.raw.npz"
         np.savez(path, icc_raw=raw, rank_icc=raw, rank_other=rng.random(size).round(2))
-        shards.append(
-            Shard(
-                *(directory / f"{index:05d}.{kind}" for kind in ("in", "fmt", "out", "fmt", "stats")),
-                raw_scores=path,
-                kept_uids=directory / f"{index:05d}.npy",
-            )
-        )
+        shards.append(SavedScores(path))
     return shards
 
 
-def in_passes(shards: list[Shard]) -> list[Cuts]:
-    return PLAN.fit_in_passes({name: SavedRankingValues(shards, name) for name in PLAN.ranked()})
+def in_passes(shards: list[SavedScores]) -> list[Cuts]:
+    return PLAN.fit_in_passes({name: ChainedRanking(shards, name) for name in PLAN.ranked()})
 
 
-def in_memory(shards: list[Shard]) -> list[Cuts]:
+def in_memory(shards: list[SavedScores]) -> list[Cuts]:
     saved = []
     for shard in shards:
-        with np.load(shard.raw_scores, allow_pickle=False) as arrays:
+        with np.load(shard.path, allow_pickle=False) as arrays:
             saved.append({name: arrays[f"rank_{name}"] for name in PLAN.ranked()})
     return PLAN.fit(saved)
 
 
-def measure(fit: Callable[[list[Shard]], list[Cuts]], shards: list[Shard]) -> tuple[list[Cuts], float, float]:
+def measure(
+    fit: Callable[[list[SavedScores]], list[Cuts]], shards: list[SavedScores]
+) -> tuple[list[Cuts], float, float]:
     """The cuts, the peak MB traced while fitting them, and the seconds it took."""
     tracemalloc.start()
     start = time.perf_counter()

@@ -22,7 +22,7 @@ from ..utils.errors import UserInputError
 from ..utils.locations import location
 
 if TYPE_CHECKING:
-    from ..curation.engines.single_file import FileJobResult
+    from ..curation.engines.unit_result import UnitResult
 
 
 def keywords_for(target: Callable[..., object], args: argparse.Namespace) -> dict[str, object]:
@@ -169,7 +169,7 @@ def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
 
 
 def print_shard_summary(summary: dict[str, Any], spec: JobSpec) -> None:
-    from ..curation.engines.shards import SUMMARY_FILE
+    from ..curation.engines.output_dir import SUMMARY_FILE
 
     lines = [
         f"{summary['shards']} shard{'s' * (summary['shards'] != 1)}, {summary['rows']} rows scored with "
@@ -191,7 +191,7 @@ def print_shard_summary(summary: dict[str, Any], spec: JobSpec) -> None:
         print(f"icc: {line}", file=sys.stderr)
 
 
-def print_summary(result: FileJobResult, extra: list[str] | None = None) -> None:
+def print_summary(result: UnitResult, extra: list[str] | None = None) -> None:
     rate = result.rows / result.seconds if result.seconds > 0 else float("inf")
     captions = "" if result.stats.rows == result.rows else f" ({result.stats.rows} captions)"
     lines = [

@@ -94,7 +94,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = job_spec(args)
-    spec.check()
     result = run_job(spec, notice)
     if spec.sharded:
         print_shard_summary(result, spec)

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from ..curation.engines.jobs import given_captions, run_job
+from ..curation.engines.job import given_captions
+from ..curation.engines.jobs import run_job
 from .common import (
     add_input_options,
     add_model_options,
@@ -46,7 +47,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     spec = job_spec(args)
-    spec.check()
     if spec.sharded:
         print_shard_summary(run_job(spec, notice), spec)
         return 0

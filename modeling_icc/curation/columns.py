@@ -36,7 +36,7 @@ def to_pylist(values: Any) -> list:
 
     Inner NumPy/Arrow values (nested columns) become lists too.
     """
-    if _is_arrow(values):
+    if is_arrow(values):
         return values.to_pylist()
     if isinstance(values, list):
         items = values
@@ -47,7 +47,7 @@ def to_pylist(values: Any) -> list:
     return [_inner_list(item) for item in items]
 
 
-def _is_arrow(values: Any) -> bool:
+def is_arrow(values: Any) -> bool:
     """Whether ``values`` is an Arrow array (without importing Arrow: no Arrow array exists before it is)."""
     pa = sys.modules.get("pyarrow")
     return pa is not None and isinstance(values, (pa.Array, pa.ChunkedArray))
@@ -68,7 +68,7 @@ def to_float_array(values: Any, name: str = "values") -> np.ndarray:
     so that a label column such as VSR's ``is_related`` can carry a rule. Anything else is a
     one-line error naming column ``name``.
     """
-    if _is_arrow(values):
+    if is_arrow(values):
         values = values.to_numpy(zero_copy_only=False)
     if isinstance(values, np.ndarray) and values.dtype.kind in "fiub":
         return values if values.dtype.kind == "f" else values.astype(np.float64)

@@ -1,7 +1,8 @@
 """One job, as every engine takes it: what to score, what to keep, where to read and write.
 
 A :class:`JobSpec` is built once (by ``icc score|filter`` from its flags, or by a Python caller)
-and checked once (:meth:`JobSpec.check`): contradictory or unused settings get one line each.
+and checked as it is made: a wrong type is a ``TypeError``, contradictory or unused settings get one
+line each (``UserInputError``).
 Its parts are the options of every engine, each defined here or in
 :mod:`~.filter_options` with its default, once:
 
@@ -16,8 +17,9 @@ engines take its scoring and filter parts as keywords (their data are Python obj
 from __future__ import annotations
 
 import glob
+import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -134,8 +136,27 @@ class JobSpec:
     progress: bool | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "inputs", tuple(self.inputs))
-        object.__setattr__(self, "texts", tuple(self.texts))
+        """Each field's type, then every contradiction between them: a spec that exists is a job that can run."""
+        for name in ("inputs", "texts"):
+            object.__setattr__(self, name, _names(name, getattr(self, name)))
+        for name in ("output", "output_dir", "datacomp_subset"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, _path_name(name, value))
+        for name, kind in (("keep", FilterOptions), ("scoring", ScoringOptions)):
+            if not isinstance(getattr(self, name), kind):
+                given = type(getattr(self, name)).__name__
+                raise TypeError(f"{name} must be a {kind.__name__} (e.g. {kind.__name__}(...)), got {given}")
+        for name in ("input_format", "output_format", "uid_column"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a string or None, got {type(getattr(self, name)).__name__}")
+        for name in ("workers", "show"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"{name} must be a whole number, got {type(value).__name__} {value!r}")
+        if self.progress not in (None, True, False):
+            raise TypeError(f"progress must be True, False or None, got {self.progress!r}")
+        self._check()
 
     @property
     def filters(self) -> bool:
@@ -150,9 +171,11 @@ class JobSpec:
     def to_stdout(self) -> bool:
         return self.output in (None, "-")
 
-    def check(self) -> None:
+    def _check(self) -> None:
         """Every contradiction between settings, as one line; nothing is read or loaded yet."""
         self.scoring.check()
+        if self.show < 0:
+            raise UserInputError(f"--show must be 0 or more, got {self.show}")
         for name, value, allowed in (
             ("--format", self.input_format, INPUT_FORMAT_NAMES),
             ("--output-format", self.output_format, OUTPUT_FORMAT_NAMES),
@@ -197,3 +220,22 @@ class JobSpec:
             raise UserInputError("several inputs or a glob need --output-dir DIR (one output per input shard)")
         if self.workers != 1:
             raise UserInputError("--workers applies to sharded jobs; add --output-dir DIR")
+
+
+def _names(field_name: str, values: object) -> tuple[str, ...]:
+    """Inputs or captions as a tuple of strings; one string (or path) is one item, not its characters."""
+    if isinstance(values, str | os.PathLike):
+        values = (values,)
+    if isinstance(values, bytes) or not isinstance(values, Iterable):
+        raise TypeError(f"{field_name} must be a list of strings, got {type(values).__name__}")
+    items = tuple(os.fspath(value) if isinstance(value, os.PathLike) else value for value in values)
+    wrong = next((item for item in items if not isinstance(item, str)), None)
+    if wrong is not None:
+        raise TypeError(f"{field_name} must hold strings, got {type(wrong).__name__} {wrong!r}")
+    return items
+
+
+def _path_name(field_name: str, value: object) -> str:
+    if isinstance(value, str | os.PathLike) and not isinstance(value, bytes):
+        return os.fspath(value) if isinstance(value, os.PathLike) else value
+    raise TypeError(f"{field_name} must be a path or URL string, got {type(value).__name__} {value!r}")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -32,10 +32,11 @@ from tqdm.auto import tqdm
 
 from ...scoring.load import ModelSpec, named_model_id
 from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_float_array, to_pylist
+from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_pylist
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
 from ..job_spec import ScoringOptions
+from .passes import fit_in_memory, gather
 from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
 #: Rows of a stream whose recorded model is checked before its stored scores are used.
@@ -271,7 +272,8 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Da
         batch_size = scoring.map_batch_size
         scored = scored.map(plan.keep_nodes, batched=True, batch_size=batch_size, desc="icc node filter")
     arrow = scored.with_format("arrow")
-    mask = plan.mask({name: arrow[name] for name in scored.column_names if name in plan.mask_columns}, len(scored))
+    columns = gather([{name: arrow[name] for name in scored.column_names}], plan.mask_columns)
+    mask = plan.mask(columns, len(scored), fit_in_memory(plan, columns))
     if not mask.all():
         scored = scored.select(np.flatnonzero(mask))
     if RAW_SCORE_COLUMN in scored.column_names:
@@ -289,22 +291,23 @@ def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scorin
     known = dataset.column_names or [plan.column, *(rule.column for rule in (plan.other,) if rule is not None)]
     read = [name for name in known if name in wanted]
     produced: dict[str, list] = {}
-    parts: dict[str, list] = {}
-    # disable=None: no bar unless stderr is a terminal
-    with tqdm(unit="row", desc="icc: first pass over the stream (scoring and ranking)", disable=None) as bar:
-        for batch in dataset.select_columns(read).iter(batch_size=batch_size):
-            columns = dict(batch)
-            if score is not None:
-                new = score(batch[plan.column])
-                for name, values in new.items():
-                    produced.setdefault(name, []).extend(to_pylist(values))
-                columns.update(new)
-            for name in plan.mask_columns & columns.keys():
-                parts.setdefault(name, []).append(columns[name])
-            bar.update(len(batch[read[0]]))
-    gathered = {name: _concat(values) for name, values in parts.items()}
+
+    def first_pass() -> Iterator[dict[str, Any]]:
+        # disable=None: no bar unless stderr is a terminal
+        with tqdm(unit="row", desc="icc: first pass over the stream (scoring and ranking)", disable=None) as bar:
+            for batch in dataset.select_columns(read).iter(batch_size=batch_size):
+                columns = dict(batch)
+                if score is not None:
+                    new = score(batch[plan.column])
+                    for name, values in new.items():
+                        produced.setdefault(name, []).extend(to_pylist(values))
+                    columns.update(new)
+                yield columns
+                bar.update(len(batch[read[0]]))
+
+    gathered = gather(first_pass(), plan.mask_columns)
     n_rows = len(next(iter(gathered.values()))) if gathered else 0
-    mask = plan.mask(gathered, n_rows) if n_rows else np.zeros(0, dtype=bool)
+    mask = plan.mask(gathered, n_rows, fit_in_memory(plan, gathered)) if n_rows else np.zeros(0, dtype=bool)
     streamed = dataset
     if score is not None:
         features = _features(score, dataset.features)
@@ -315,14 +318,6 @@ def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scorin
         streamed = streamed.map(plan.keep_nodes, batched=True, batch_size=batch_size)
     streamed = streamed.filter(_KeepPositions(mask), with_indices=True, batched=True, batch_size=batch_size)
     return streamed.remove_columns(RAW_SCORE_COLUMN) if plan.raw_column else streamed
-
-
-def _concat(parts: list[Any]) -> Any:
-    """One column from per-batch pieces: a float array for scalars, a list for nested rows."""
-    rows = [item for part in parts for item in to_pylist(part)]
-    if is_nested(rows):
-        return rows
-    return to_float_array(rows)
 
 
 def _without_format(dataset: AnyDataset) -> tuple[AnyDataset, Callable[[AnyDataset], AnyDataset]]:

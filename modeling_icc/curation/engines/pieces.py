@@ -1,9 +1,8 @@
-"""One piece of a command-line job (a chunk of a file, a shard), scored and cut by a FilterPlan.
+"""One piece of a file job (a chunk of a file, a whole shard), scored and cut by a FilterPlan.
 
-Single-file and sharded jobs read their pieces differently and share the rest: the raw
-scores of every caption (every node caption of a nested column), the plan's ranking
-values, and what to write: the table (with only the kept node captions at node level),
-its new columns, and the rows to keep.
+What the passes (:mod:`.passes`) do to each piece: the raw scores of every caption (every node
+caption of a nested column), the plan's ranking values, and what to write: the table (with only
+the kept node captions at node level), its new columns, and the rows to keep.
 """
 
 from __future__ import annotations
@@ -57,14 +56,6 @@ def bind(
         )
     names = column_names or table.fieldnames or (None if len(table) == 0 else [])
     return plan.bind(names, nested, use_scores=False, source=table.source or "input")
-
-
-def score(
-    scorer: ConcretenessScorer, plan: FilterPlan, table: CaptionTable, report: Callable[[int], Any]
-) -> np.ndarray:
-    """Raw scores of every caption of ``table``, flat and in order (see :func:`score_tables`)."""
-    [(_, raw)] = score_tables(scorer, plan, [table], report)
-    return raw
 
 
 def score_tables(

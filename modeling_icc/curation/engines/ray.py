@@ -42,6 +42,7 @@ from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, model_column
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
 from ..job_spec import ScoringOptions
+from .passes import fit_in_memory, gather
 from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
 
@@ -182,16 +183,15 @@ def filter_by_icc(
 
 
 def _fit(scored: ray.data.Dataset, plan: FilterPlan) -> Cuts | None:
-    """The ranking rules' cuts over the whole dataset, from its ranking values gathered on the driver."""
+    """The ranking rules' cuts over the whole dataset, from its ranking values gathered on the driver (Ray fixes
+    no row order: ties are kept, or broken by the plan's tie-break ids)."""
     schema = scored.schema()
     if schema is None:  # Ray knows no schema only when there are no rows: nothing to rank or keep
         return None
     needed = [name for name in schema.names if name in plan.mask_columns]
-    batches = list(scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None))
-    table = pa.concat_tables(batches) if batches else pa.table({name: pa.array([], pa.float32()) for name in needed})
-    columns = _columns(table)
-    ids = [columns[plan.tie_break_column]] if plan.tie_break_column else None
-    return plan.fit([plan.ranking_values(columns)], ids=ids, ordered=False)[0]
+    batches = scored.select_columns(needed).iter_batches(batch_format="pyarrow", batch_size=None)
+    columns = gather((_columns(batch) for batch in batches), plan.mask_columns)
+    return fit_in_memory(plan, columns or {name: pa.array([], pa.float32()) for name in needed}, ordered=False)
 
 
 def _column_is_nested(dataset: ray.data.Dataset, column: str) -> bool:

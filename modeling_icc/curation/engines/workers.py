@@ -11,13 +11,11 @@ import threading
 import time
 from collections.abc import Callable
 
-import torch
-
 from ...scoring.tokenize_workers import usable_cores
 from ...utils.parent_death import die_with_parent
 
 
-def device_for_rank(device: str | torch.device | None, rank: int | None, cuda_devices: int | None = None) -> str | None:
+def device_for_rank(device: object, rank: int | None, cuda_devices: int | None = None) -> str | None:
     """Where worker ``rank`` should run.
 
     An explicit device with an index (``"cuda:1"``, ``"cpu"``) is kept. ``None`` or
@@ -28,7 +26,11 @@ def device_for_rank(device: str | torch.device | None, rank: int | None, cuda_de
     requested = None if device is None else str(device)
     if requested not in (None, "cuda") or rank is None:
         return requested
-    count = torch.cuda.device_count() if cuda_devices is None else cuda_devices
+    if cuda_devices is None:
+        import torch  # only here: a job on a CPU model need not import it
+
+        cuda_devices = torch.cuda.device_count()
+    count = cuda_devices
     if count == 0:
         return requested
     return f"cuda:{rank % count}"

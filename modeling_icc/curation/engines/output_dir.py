@@ -1,0 +1,181 @@
+"""Sharded jobs: one output per input shard in an output directory, resumable after any crash.
+
+Layout of an output directory::
+
+    OUT/NAME.EXT            scored or filtered shard (written to a temp file, then renamed)
+    OUT/NAME.stats.json     rows, kept, NaN, seconds: written last, it marks the shard done
+    OUT/_run.json           the job's settings and inputs (a re-run must match them)
+    OUT/_summary.json       totals over all shards, written when every shard is done
+    OUT/.icc-work/          raw scores for ranking rules and kept uids, while the job runs;
+                            removed once the summary is written
+    OUT/.icc.lock           held while a job runs; removed when it ends (a local OUT only)
+
+OUT may be an object store's prefix (``s3://bucket/kept/``, see :mod:`~modeling_icc.utils.locations`):
+there every file is uploaded as one object when complete, each shard's stats after its output, so the
+stats still mark the shard done; there is no lock (see :func:`~modeling_icc.utils.resumable.locked`).
+
+A finished directory holds the outputs, their stats, ``_run.json`` and ``_summary.json``:
+what a re-run needs to see that nothing is left to do (it then changes nothing) and to
+refuse other settings. An output deleted after the job finished is redone from its input;
+the work files being gone, a ranking rule's scores are then computed again for every shard
+(the cuts span all shards), and so are a DataComp subset's kept uids.
+
+Re-running the same command resumes: shards whose stats file and output (as
+recorded in the stats: same size) are both present are skipped, anything else is
+redone from its input (also an output deleted after the job finished), so no row is
+lost or duplicated and every output keeps its input's row order. The settings in
+``_run.json`` bind the directory only once some work is saved: a run that failed
+before finishing anything (a typo in ``--column``) does not block the corrected one
+(the resume protocol shared with teacher scoring: :mod:`~modeling_icc.utils.resumable`).
+Top-k / top-fraction rank all shards together (:func:`~.passes.run_passes`): the first pass saves
+each shard's raw scores and ranking values (:class:`~.unit_scores.SavedScores`), and the cuts fitted
+over every shard's values keep exactly the rows :func:`~modeling_icc.curation.selection.keep_mask`
+would over the concatenated input (ties broken by shard order, then row order).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, replace
+from typing import Any
+
+from ...scoring.base import ConcretenessScorer
+from ...scoring.load import effective_device_and_dtype
+from ...scoring.runtimes import FORCE_FP32_ENV
+from ...utils import resumable
+from ...utils.locations import Location, fingerprint, remove_tree
+from ...utils.provenance import environment, write_json
+from ..io import datacomp
+from .in_process import InProcess
+from .job import Job
+from .passes import LazyScorer, run_passes
+from .process_pool import ProcessPool
+from .progress import shard_bars
+from .shard_files import STATS_SUFFIX, WORK_DIR, ShardFiles, done
+
+SUMMARY_FILE = "_summary.json"
+
+
+def run_sharded(job: Job, scorer: ConcretenessScorer) -> dict[str, Any]:
+    """Run (or resume) the sharded ``job``; returns the run summary also written to ``_summary.json``.
+
+    ``scorer``: the loaded scorer this process uses (with one worker); worker processes load the model it
+    names themselves, once each.
+    """
+    device, dtype = effective_device_and_dtype(scorer.model_id, job.scoring.device, job.scoring.dtype)
+    # recorded, and used by every worker: the model loaded (after any fallback), where and how it runs
+    job = replace(job, scoring=replace(job.scoring, model=scorer.model_id, fallback=None, device=device, dtype=dtype))
+    start = time.perf_counter()
+    with resumable.locked(job.output_dir):
+        _bind_settings(job)
+        resumable.remove_partial_files([job.output_dir, job.output_dir / WORK_DIR])
+        pending = [unit for unit in job.units if not done(job, unit)]
+        # Shards finished by an earlier run whose output has gone since: they are redone, and reported.
+        lost = sum(ShardFiles.of(job, unit).stats.is_file() for unit in pending)
+        summary_path = job.output_dir / SUMMARY_FILE
+        subset = job.datacomp_subset
+        if not pending and summary_path.is_file() and (subset is None or subset.is_file()):
+            remove_tree(job.output_dir / WORK_DIR)  # left by an older icc
+            return {**json.loads(summary_path.read_text(encoding="utf-8")), "redone_missing_outputs": 0}
+        if subset is not None:  # the subset is built from every shard's kept uids: redo shards whose uids are gone
+            pending = [unit for unit in job.units if not done(job, unit, with_uids=True)]
+        scores = {unit: ShardFiles.of(job, unit).scores for unit in job.units}
+        with shard_bars(len(job.units), len(job.units) - len(pending), job.progress) as bars:
+            local = InProcess(job, LazyScorer(lambda: scorer, scorer.model_id), bars, bars.done)
+            with ProcessPool(job, local) if job.workers > 1 else local as executor:
+                run_passes(job, pending, scores, executor)
+        summary = _summary(job, time.perf_counter() - start, executor.processes)
+        summary["redone_missing_outputs"] = lost
+        write_json(summary_path, summary)
+        remove_tree(job.output_dir / WORK_DIR)  # only a running job needs it
+    return summary
+
+
+def settings(job: Job) -> dict[str, Any]:
+    """What makes two runs produce the same outputs (recorded in ``_run.json``)."""
+    plan, other, scoring = job.plan, job.plan.other, job.scoring
+    nodes = {"level": plan.level, "aggregate": plan.aggregate, "node_columns": list(plan.node_columns)}
+    return {
+        "command": "score" if plan.rule is None else "filter",
+        "inputs": [fingerprint(unit.source) for unit in job.units],
+        "model": scoring.model,
+        "device": scoring.device,  # as used: resolved by run_sharded
+        "dtype": scoring.dtype,
+        "compile": scoring.compile,
+        "column": plan.column,
+        "input_format": job.input_format,  # as given (None: detected)
+        "output_format": job.output_format,
+        "rule": None if plan.rule is None else asdict(plan.rule),
+        "clip_rule": None if other is None else asdict(other.rule),
+        "clip_column": None if other is None else other.column,
+        "uid_column": job.uid_column if job.datacomp_subset else None,
+        "datacomp_subset": None if job.datacomp_subset is None else str(job.datacomp_subset.resolve()),
+        **(nodes if plan.level == "node" or plan.aggregate else {}),  # absent for flat captions
+    }
+
+
+def _summary(job: Job, wall_seconds: float, workers: int) -> dict[str, Any]:
+    """Totals over every shard; ``workers``: the processes that scored shards in this run."""
+    stats = [json.loads(ShardFiles.of(job, unit).stats.read_text(encoding="utf-8")) for unit in job.units]
+    rows = sum(item["rows"] for item in stats)
+    busy = sum(item["seconds"] for item in stats)
+    summary: dict[str, Any] = {
+        "command": "score" if job.plan.rule is None else "filter",
+        "model": job.scoring.model,
+        "rule": None if job.plan.rule is None else job.plan.describe(),
+        "clip_rule": None if job.plan.other is None else job.plan.other.describe(),
+        "shards": len(job.units),
+        "rows": rows,
+        "kept": sum(item["kept"] for item in stats),
+        "nan": sum(item["nan"] for item in stats),
+        "decode_errors": sum(item["decode_errors"] for item in stats),
+        "seconds_in_shards": round(busy, 3),
+        "rows_per_second_per_worker": round(rows / busy, 1) if busy else None,
+        "this_run_wall_seconds": round(wall_seconds, 3),
+        "workers": workers,
+        "environment": environment(job.scoring.device or "auto"),
+    }
+    if job.datacomp_subset is not None:
+        kept = (datacomp.load_subset(ShardFiles.of(job, unit).kept_uids) for unit in job.units)
+        uids, duplicates = datacomp.subset_array(kept)
+        datacomp.save_subset(job.datacomp_subset, uids)
+        summary["datacomp_subset"] = {
+            "path": str(job.datacomp_subset),
+            "uids": len(uids),
+            "duplicates_dropped": duplicates,
+        }
+    return summary
+
+
+def _bind_settings(job: Job) -> None:
+    """Record the job's settings; a re-run must use the same ones once some work is saved
+    (see :mod:`~modeling_icc.utils.resumable`)."""
+    recorded = settings(job)
+
+    def explain(previous: dict[str, Any], changed: list[str]) -> str | None:
+        precision = [key for key in ("dtype", "device") if key in changed]
+        if not precision:
+            return None
+        was = ", ".join(f"{key} {previous.get(key) or '(not recorded)'}" for key in precision)
+        now = ", ".join(f"{key} {recorded[key]}" for key in precision)
+        return (
+            f"{job.output_dir} holds shards scored with {was}; this run would use {now} (from --dtype, "
+            f"--device, {FORCE_FP32_ENV} or the hardware), and mixed shards would not agree: resume with the "
+            "settings it was started with, or use a new --output-dir"
+        )
+
+    resumable.bind_settings(
+        job.output_dir,
+        recorded,
+        holds_work=_holds_work(job.output_dir),
+        advice="resume with the same command, or use a new --output-dir",
+        explain=explain,
+    )
+
+
+def _holds_work(output_dir: Location) -> bool:
+    """Whether a run saved anything here: a finished shard, a summary, or saved scores or uids."""
+    saved = [*output_dir.glob(f"*{STATS_SUFFIX}"), output_dir / SUMMARY_FILE]
+    work = output_dir / WORK_DIR
+    return any(path.is_file() for path in saved) or (work.is_dir() and any(work.iterdir()))

@@ -1,0 +1,75 @@
+"""The files a sharded job writes for each shard besides its output, and what makes a shard done.
+
+A shard's stats (``NAME.stats.json``) are written last, after its output and its kept uids: they mark it
+done (see :mod:`.output_dir` for the whole directory).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...utils.locations import Location
+from ...utils.provenance import write_json
+from ..io import datacomp
+from ..io.tables import atomic_output
+from .job import Job, Unit
+from .unit_result import UnitResult
+from .unit_scores import SavedScores
+
+STATS_SUFFIX = ".stats.json"
+WORK_DIR = ".icc-work"
+
+
+@dataclass(frozen=True)
+class ShardFiles:
+    """What a sharded job writes for one unit besides its output: its stats (the mark that it is done), and
+    in the work folder its saved scores and its kept uids."""
+
+    stats: Location
+    scores: SavedScores
+    kept_uids: Location
+
+    @classmethod
+    def of(cls, job: Job, unit: Unit) -> ShardFiles:
+        work = job.output_dir / WORK_DIR
+        return cls(
+            job.output_dir / f"{unit.name}{STATS_SUFFIX}",
+            SavedScores(work / f"{unit.name}.raw.npz"),
+            work / f"{unit.name}.uids.npy",
+        )
+
+
+def done(job: Job, unit: Unit, with_uids: bool = False) -> bool:
+    """Finished: stats written, and the output (and kept uids, ``with_uids``) still there as written."""
+    files = ShardFiles.of(job, unit)
+    if not (files.stats.is_file() and unit.output.is_file()) or (with_uids and not files.kept_uids.is_file()):
+        return False
+    recorded = json.loads(files.stats.read_text(encoding="utf-8")).get("output_bytes")
+    return recorded is None or recorded == unit.output.stat().st_size
+
+
+def commit_unit(job: Job, unit: Unit, result: UnitResult, before_commit: Callable[[], None] | None = None) -> None:
+    """After a shard's output: its kept uids (with a DataComp subset), then its stats, which mark it done."""
+    files = ShardFiles.of(job, unit)
+    if job.datacomp_subset is not None:
+        kept = np.concatenate(result.kept_uids) if result.kept_uids else datacomp.uids_to_array([])
+        with atomic_output(files.kept_uids, before_rename=before_commit) as stream:
+            np.save(stream, kept, allow_pickle=False)
+    stats = {
+        "input": str(unit.source),
+        "output": str(unit.output),
+        "rows": result.rows,
+        "kept": result.kept,
+        "nan": result.stats.nan,
+        "decode_errors": result.decode_errors,
+        "output_bytes": unit.output.stat().st_size,
+        "model": result.model_id,
+        "seconds": round(result.seconds, 3),
+    }
+    if before_commit is not None:
+        before_commit()
+    write_json(files.stats, stats)

@@ -1,0 +1,155 @@
+"""Where a job's first pass leaves each unit's scores for the second: work files, or a shard's saved scores.
+
+A top-k / top-fraction job scores every unit before it writes any (:func:`~.passes.run_passes`). For each
+unit the first pass keeps, chunk by chunk, the raw score of every caption, each ranking rule's value per row
+and a hash of the captions read; the cuts are fitted over the ranking values of every unit, and the second
+pass writes each unit with the scores kept for it, after checking that it reads the same captions again
+(an input rewritten in place between the passes, even with the same rows in another order, is refused).
+
+- :class:`WorkFileScores`: a single-file job's, appended to work files beside its output as the chunks are
+  scored (4 bytes a caption, 4 or 8 a ranking value), gone with the job;
+- :class:`SavedScores`: a shard's, one ``.npz`` in the output directory's work folder, written whole when the
+  shard is scored (a shard is read as one table), kept across runs so that a resumed job scores it only once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from ...utils.errors import UserInputError
+from ...utils.locations import Location
+from ..io.tables import atomic_output
+from .spill import SpilledArrays
+
+#: One scored chunk as the first pass keeps it: raw scores, each ranking rule's values, the captions' hash.
+ScoredChunk = tuple[np.ndarray, dict[str, np.ndarray], str]
+
+
+class UnitScores(Protocol):
+    """The first pass's scores of one unit, kept for the cuts and the second pass."""
+
+    def saved(self, ranked: Iterable[str]) -> bool:
+        """Whether the unit's scores, with the values of the ``ranked`` rules, are kept already."""
+
+    def save(self, chunks: Iterable[ScoredChunk], before_commit: Callable[[], None] | None = None) -> None:
+        """Keep the scores of every chunk of the unit, in order."""
+
+    @property
+    def tables(self) -> int:
+        """How many tables (chunks) of the unit the scores are kept for."""
+
+    def ranking(self, name: str) -> Iterable[np.ndarray]:
+        """Rule ``name``'s values, one array per table, read anew each time it is iterated."""
+
+    def scores(self) -> Iterator[tuple[np.ndarray, str]]:
+        """The raw scores and captions' hash of each chunk, in order."""
+
+    def changed(self, source: object) -> UserInputError:
+        """The error for an input whose captions are not those these scores are of."""
+
+
+@dataclass
+class WorkFileScores:
+    """A single-file job's first-pass scores, appended to work files as chunks are scored (see the module doc).
+
+    ``work_file()`` makes each work file (beside the job's output, removed when the job ends).
+    """
+
+    work_file: Callable[[], Path]
+    _raw: SpilledArrays | None = None
+    _ranking: dict[str, SpilledArrays] = field(default_factory=dict)
+    _digests: list[str] = field(default_factory=list)
+
+    def saved(self, ranked: Iterable[str]) -> bool:
+        return self._raw is not None
+
+    def save(self, chunks: Iterable[ScoredChunk], before_commit: Callable[[], None] | None = None) -> None:
+        self._raw = SpilledArrays(self.work_file())
+        for raw, ranking, digest in chunks:
+            self._raw.append(raw)
+            for name, values in ranking.items():
+                if name not in self._ranking:
+                    self._ranking[name] = SpilledArrays(self.work_file())
+                self._ranking[name].append(values)
+            self._digests.append(digest)
+
+    @property
+    def tables(self) -> int:
+        return len(self._digests)
+
+    def ranking(self, name: str) -> Iterable[np.ndarray]:
+        return self._ranking[name]
+
+    def scores(self) -> Iterator[tuple[np.ndarray, str]]:
+        yield from zip(self._raw, self._digests, strict=True)
+
+    def changed(self, source: object) -> UserInputError:
+        return UserInputError(
+            "the input changed between the two passes of this job (its captions are not the ones scored); "
+            "run the command again once nothing rewrites it"
+        )
+
+
+@dataclass(frozen=True)
+class SavedScores:
+    """A shard's first-pass scores in one ``.npz`` file (``icc_raw``, ``captions_digest`` and ``rank_NAME``
+    arrays), written atomically when the shard is scored; ``path`` lies in the output directory's work folder.
+    Files of an older icc may lack the digest (then not checked) or the ranking values (then not ``saved``)."""
+
+    path: Location
+
+    def saved(self, ranked: Iterable[str]) -> bool:
+        if not self.path.is_file():
+            return False
+        with self.path.open("rb") as stream, np.load(stream, allow_pickle=False) as arrays:
+            return all(f"rank_{name}" in arrays.files for name in ranked)
+
+    def save(self, chunks: Iterable[ScoredChunk], before_commit: Callable[[], None] | None = None) -> None:
+        [(raw, ranking, digest)] = chunks  # a shard is read as one table
+        with atomic_output(self.path, before_rename=before_commit) as stream:
+            ranks = {f"rank_{name}": values for name, values in ranking.items()}
+            np.savez(stream, icc_raw=raw, captions_digest=np.array(digest), **ranks)
+
+    #: A shard is read as one table.
+    tables = 1
+
+    def ranking(self, name: str) -> Iterable[np.ndarray]:
+        return _SavedRanking(self, name)
+
+    def scores(self) -> Iterator[tuple[np.ndarray, str]]:
+        with self.path.open("rb") as stream, np.load(stream, allow_pickle=False) as arrays:
+            digest = str(arrays["captions_digest"]) if "captions_digest" in arrays.files else None
+            yield arrays["icc_raw"], digest
+
+    def changed(self, source: object) -> UserInputError:
+        return UserInputError(f"{source} changed since its scores were saved; delete {self.path}")
+
+
+@dataclass(frozen=True)
+class _SavedRanking:
+    """One rule's saved values of a shard, read from disk on each iteration (one shard in memory at a time)."""
+
+    scores: SavedScores
+    name: str
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        with self.scores.path.open("rb") as stream, np.load(stream, allow_pickle=False) as arrays:
+            yield arrays[f"rank_{self.name}"]
+
+
+@dataclass(frozen=True)
+class ChainedRanking:
+    """One rule's values of every unit, in unit then chunk order, read anew on each iteration: what the cuts
+    are fitted over, in passes, holding one chunk's values at a time."""
+
+    units: Sequence[UnitScores]
+    name: str
+
+    def __iter__(self) -> Iterator[np.ndarray]:
+        for unit in self.units:
+            yield from unit.ranking(self.name)
