@@ -25,7 +25,8 @@ import numpy as np
 from result_file import write_result
 
 from modeling_icc.models.mini.files import shipped_heads_path
-from modeling_icc.models.mini.onnx_graph import ATTENTION_MASK, INPUT_IDS, LOGITS, mini_graph
+from modeling_icc.models.mini.onnx_graph import mini_graph
+from modeling_icc.models.mini.onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS
 from modeling_icc.scoring.mini_onnx import MiniOnnxScorer, batch_threads, cpu_session
 from modeling_icc.utils.shipped_data import cc3m_captions
 
