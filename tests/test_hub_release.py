@@ -11,12 +11,12 @@ import evaluate
 import numpy as np
 import pytest
 import torch
+from cli_run import icc
 from huggingface_hub import ModelCard
 from transformers import AutoModel, AutoTokenizer, RobertaForSequenceClassification
 
 from modeling_icc import ICCConfig, ICCForConcreteness, LiteScorer
 from modeling_icc.cli.cards import BENCH_RESULTS, SPEED_RESULTS_DIR
-from modeling_icc.cli.main import main
 from modeling_icc.hub import convert, student_format
 from modeling_icc.hub.fresh_process import remote_code_scores
 from modeling_icc.scoring import load as scorer_load
@@ -33,10 +33,6 @@ AUTO_MAP = {
     "AutoModel": "modeling_icc.ICCForConcreteness",
     "AutoModelForSequenceClassification": "modeling_icc.ICCForConcreteness",
 }
-
-
-def icc(*args) -> int:
-    return main([str(arg) for arg in args])
 
 
 def files_under(folder: Path) -> set[str]:
