@@ -3,7 +3,8 @@
 A room is a sub-package of ``modeling_icc`` (a folder with ``__init__.py``); an arrow is "some module in
 room A imports from room B". The package root's own files (``__init__``, ``__main__``, ``version``) are
 the entrance, not a room. ``python tests/package_graph.py`` prints the counts docs/architecture.md quotes
-(a test keeps them equal).
+(a test keeps them equal). The same scan, module by module (:func:`module_arrows`), finds import cycles
+between files.
 """
 
 from __future__ import annotations
@@ -22,12 +23,23 @@ def rooms(package_dir: Path = PACKAGE_DIR) -> list[str]:
     return sorted(names - {package_dir.name})
 
 
-def imported_modules(path: Path, package_dir: Path = PACKAGE_DIR) -> list[str]:
-    """Every dotted name ``path`` imports (relative imports resolved), including imports inside functions."""
+def module_name(path: Path, package_dir: Path = PACKAGE_DIR) -> str:
+    """The dotted name of the module at ``path`` (a package's ``__init__.py`` is the package)."""
+    parts = path.relative_to(package_dir.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, package_dir: Path = PACKAGE_DIR, *, type_checking: bool = True) -> list[str]:
+    """Every dotted name ``path`` imports (relative imports resolved), including imports inside functions;
+    with ``type_checking=False``, not those under ``if TYPE_CHECKING:`` (never run, so they close no loop)."""
     module_parts = list(path.relative_to(package_dir.parent).with_suffix("").parts)
     package_parts = module_parts[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = set() if type_checking else _type_checking_nodes(tree)
     names = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             names += [alias.name for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
@@ -35,6 +47,17 @@ def imported_modules(path: Path, package_dir: Path = PACKAGE_DIR) -> list[str]:
             stem = ".".join([*base, *([node.module] if node.module else [])])
             names += [f"{stem}.{alias.name}" for alias in node.names]
     return names
+
+
+def _type_checking_nodes(tree: ast.AST) -> set[int]:
+    """``id`` of every node inside the body of an ``if TYPE_CHECKING:`` (or ``typing.TYPE_CHECKING``)."""
+    return {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in ("TYPE_CHECKING", "typing.TYPE_CHECKING")
+        for statement in node.body
+        for inner in ast.walk(statement)
+    }
 
 
 def room_of(module: str, all_rooms: list[str]) -> str | None:
@@ -56,6 +79,27 @@ def arrows(package_dir: Path = PACKAGE_DIR) -> dict[str, set[str]]:
             if target is not None and target != source:
                 graph[source].add(target)
     return graph
+
+
+def module_arrows(package_dir: Path = PACKAGE_DIR) -> dict[str, set[str]]:
+    """Module -> the other modules of the package it imports when it runs: imports inside functions count
+    (a lazy import still closes a loop), those under ``if TYPE_CHECKING:`` do not. A name imported from a
+    module counts as that module."""
+    paths = {module_name(path, package_dir): path for path in package_dir.rglob("*.py")}
+
+    def owner(name: str) -> str | None:
+        while name and name not in paths:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    return {
+        module: {
+            target
+            for name in imported_modules(path, package_dir, type_checking=False)
+            if (target := owner(name)) is not None and target != module
+        }
+        for module, path in paths.items()
+    }
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from modeling_icc.evaluation.bootstrap import Bootstrap
 from modeling_icc.evaluation.metrics import complete_pairs, correlate, kendall, pearson, spearman
 
 
@@ -37,25 +38,25 @@ def test_nan_pairs_are_dropped_and_counted():
     x, y = complete_pairs(scores, labels)
     np.testing.assert_array_equal(x, [0.1, 0.5, 0.7])
     np.testing.assert_array_equal(y, [0.0, 2.0, 3.0])
-    report = correlate(scores, labels, n_bootstrap=50)
+    report = correlate(scores, labels, Bootstrap(n_bootstrap=50))
     assert (report.n, report.n_missing) == (3, 2)
 
 
 def test_bootstrap_interval_contains_estimate_and_is_seeded(ordinal_data):
     scores, labels = ordinal_data
-    first = correlate(scores, labels, n_bootstrap=300, seed=3)
+    first = correlate(scores, labels, Bootstrap(n_bootstrap=300, seed=3))
     for name in ("pearson", "spearman", "kendall"):
         estimate = getattr(first, name)
         assert estimate.low < estimate.value < estimate.high
         assert estimate.high - estimate.low < 0.4
-    assert correlate(scores, labels, n_bootstrap=300, seed=3) == first
-    assert correlate(scores, labels, n_bootstrap=300, seed=4).pearson.low != first.pearson.low
+    assert correlate(scores, labels, Bootstrap(n_bootstrap=300, seed=3)) == first
+    assert correlate(scores, labels, Bootstrap(n_bootstrap=300, seed=4)).pearson.low != first.pearson.low
 
 
 def test_wider_confidence_gives_wider_interval(ordinal_data):
     scores, labels = ordinal_data
-    narrow = correlate(scores, labels, n_bootstrap=300, confidence=0.5).spearman
-    wide = correlate(scores, labels, n_bootstrap=300, confidence=0.99).spearman
+    narrow = correlate(scores, labels, Bootstrap(n_bootstrap=300, confidence=0.5)).spearman
+    wide = correlate(scores, labels, Bootstrap(n_bootstrap=300, confidence=0.99)).spearman
     assert wide.low < narrow.low and wide.high > narrow.high
 
 

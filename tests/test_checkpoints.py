@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 from checkpoint_edits import copy_checkpoint, with_config
+from cli_run import icc_process
 from transformers import RobertaForSequenceClassification
 
 from modeling_icc import ModelNotAvailableError, load_scorer
@@ -125,13 +126,6 @@ def test_a_pickle_only_checkpoint_is_refused_with_why_and_how_to_convert(publish
     (folder / "pytorch_model.bin").unlink()
     with pytest.raises(CheckpointError, match=r"holds no model\.safetensors"):
         load_scorer(folder)
-
-
-def icc_process(*args: object, **options) -> subprocess.CompletedProcess:
-    """``icc ARGS`` in a fresh interpreter, text in and out."""
-    return subprocess.run(
-        [sys.executable, "-m", "modeling_icc", *map(str, args)], capture_output=True, text=True, **options
-    )
 
 
 def one_line_error(result: subprocess.CompletedProcess, *words: str) -> str:

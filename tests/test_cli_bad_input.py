@@ -18,31 +18,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_run import icc, icc_process, one_line_error, written
 
 from modeling_icc import LiteScorer
-from modeling_icc.cli.main import main
 
 INVALID_TEXT = "with invalid text (non-UTF-8 bytes or lone surrogates), replaced with U+FFFD"
 
 
-def icc(*args: object) -> int:
-    return main([str(arg) for arg in args])
-
-
-def icc_process(*args: object, **options) -> subprocess.CompletedProcess:
-    """The command in a fresh interpreter (bytes arguments pass through as they are)."""
-    argv = [arg if isinstance(arg, bytes) else str(arg) for arg in args]
-    return subprocess.run([sys.executable, "-m", "modeling_icc", *argv], capture_output=True, **options)
-
-
-def one_line_error(err: str, message: str) -> None:
-    assert message in err, err
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-
-
 def test_non_utf8_argument_is_replaced_scored_and_counted():
-    result = icc_process("score", "--model", "lite", b"caf\xe9 dog", b"a dog")
+    result = icc_process("score", "--model", "lite", b"caf\xe9 dog", b"a dog", text=False)
     err = result.stderr.decode()
     assert result.returncode == 0, err
     assert "Traceback" not in err
@@ -54,9 +38,8 @@ def test_non_utf8_argument_is_replaced_scored_and_counted():
 
 @pytest.fixture
 def surrogate_jsonl(tmp_path) -> Path:
-    path = tmp_path / "lone.jsonl"
-    path.write_text('{"caption": "a red car"}\n{"caption": "a dog \\ud800"}\n{"caption": "a cat \\ud83d\\ude00"}\n')
-    return path
+    lines = '{"caption": "a red car"}\n{"caption": "a dog \\ud800"}\n{"caption": "a cat \\ud83d\\ude00"}\n'
+    return written(tmp_path / "lone.jsonl", lines)
 
 
 def test_lone_surrogate_in_jsonl_is_replaced_and_counted(surrogate_jsonl, tmp_path, capsys):

@@ -16,33 +16,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from cli_run import icc, icc_process, one_line_error, written
 
-from modeling_icc.cli.main import COMMANDS, build_parser, main
+from modeling_icc.cli.main import COMMANDS, build_parser
 
 PACKAGE = Path(__file__).resolve().parents[1] / "modeling_icc"
 
 
-def icc(*args: object) -> int:
-    return main([str(arg) for arg in args])
-
-
-def icc_process(*args: object, **options) -> subprocess.CompletedProcess:
-    """The command in a fresh interpreter (stdout and stderr captured unless ``options`` say otherwise)."""
-    options = {"stdout": subprocess.PIPE, "stderr": subprocess.PIPE, **options}
-    return subprocess.run([sys.executable, "-m", "modeling_icc", *map(str, args)], text=True, **options)
-
-
-def one_line_error(err: str, message: str) -> None:
-    assert message in err, err
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-
-
 @pytest.fixture
 def captions(tmp_path) -> Path:
-    path = tmp_path / "in.txt"
-    path.write_text("a dog on a beach\nthe meaning of life\n")
-    return path
+    return written(tmp_path / "in.txt", "a dog on a beach\nthe meaning of life\n")
 
 
 def test_unknown_output_extension_names_the_output_format_flag(captions, tmp_path, capsys):

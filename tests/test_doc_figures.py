@@ -130,8 +130,28 @@ def rate(path: str, *keys, decimals: int = 0, suffix: str = "") -> Callable[[], 
     return lambda: renderings(get(path, *keys), decimals, suffix=suffix)
 
 
+def percent(path: str, *keys) -> Callable[[], set[str]]:
+    """A share, as a percentage with one decimal."""
+    return lambda: renderings(get(path, *keys), 1, scale=100, suffix="%")
+
+
+def cell(doc: str, table: str, row: str, column: str, source: str, *keys, decimals: int = 0, suffix: str = "") -> Cell:
+    """A table cell that quotes the value at ``keys`` of ``source``."""
+    return Cell(doc, table, row, column, source, rate(source, *keys, decimals=decimals, suffix=suffix))
+
+
 def phrase(doc: str, source: str, template: str, *values: Callable[[], set[str]]) -> Phrase:
     return Phrase(doc, source, lambda: combine(template, *(value() for value in values)))
+
+
+def quote(doc: str, source: str, template: str, *paths: tuple[str, ...], decimals: int = 0) -> Phrase:
+    """A phrase that quotes the value at each of ``paths`` of ``source``, all with ``decimals``."""
+    return phrase(doc, source, template, *(rate(source, *path, decimals=decimals) for path in paths))
+
+
+def counted(doc: str, source: str, template: str, *keys) -> Phrase:
+    """A phrase that quotes one count, the value at ``keys`` of ``source``."""
+    return phrase(doc, source, template, count(source, *keys))
 
 
 def goal_cell(value: float, goal: float, *, higher_is_better: bool, decimals: int = 0) -> set[str]:
@@ -139,134 +159,81 @@ def goal_cell(value: float, goal: float, *, higher_is_better: bool, decimals: in
     return {f"{text}: {'met' if met else 'not met'}" for text in renderings(goal, decimals)}
 
 
+def summary_goal(source: str, value: tuple[str, ...], goal: str, *, higher_is_better: bool) -> Callable[[], set[str]]:
+    """The goal ``summary.goals.GOAL`` of ``source``, met or not by the value at ``value``."""
+    return lambda: goal_cell(
+        get(source, *value), get(source, "summary", "goals", goal), higher_is_better=higher_is_better
+    )
+
+
 FIGURES: list[Cell | Phrase] = []
+
+README = "README.md"
+SPEED_MD = "docs/speed.md"
+MINI_MD = "docs/mini.md"
+QUALITY_MD = "docs/quality.md"
+TEACHERS_MD = "docs/teachers.md"
+
+#: Where the GPU results keep the rates most of their figures quote: score(), mini, and icc score.
+SCORE_RATE = ("sections", "score", "end_to_end_captions_per_s")
+MINI_RATE = ("sections", "mini", "captions_per_s")
+CLI_RATE = ("sections", "cli", "cli_rows_per_s")
+#: Where they keep the teachers' GPU-hours per 1M captions.
+TEACHER_HOURS = ("summary", "teachers")
 
 # --- README: the model table and the GPU goals --------------------------------------------------------
 
 MODELS = "what it needs"
-FIGURES += [
-    Cell(
-        "README.md",
-        MODELS,
-        "mini",
-        "quality",
-        QUALITY,
-        lambda: ci(bench_row(QUALITY, "captions_frozen", "mini")["spearman"]),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "lite",
-        "quality",
-        QUALITY,
-        lambda: {f"in-sample only: {text}" for text in ci(bench_row(QUALITY, "captions_frozen", "lite")["spearman"])},
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "moranyanuka/icc",
-        "quality",
-        QUALITY,
-        lambda: ci(bench_row(QUALITY, "captions_frozen", "published")["spearman"]),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "mini",
-        "CPU with AMX",
-        MINI_AMX,
-        rate(MINI_AMX, "results", "synthetic", "mini_bfloat16", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "lite",
-        "CPU with AMX",
-        MINI_AMX,
-        rate(MINI_AMX, "results", "synthetic", "lite", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "moranyanuka/icc",
-        "CPU with AMX",
-        STUDENT_CPU,
-        rate(STUDENT_CPU, "results", "load_scorer_bfloat16", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "mini",
-        "no AMX",
-        MINI_AVX512,
-        rate(MINI_AVX512, "results", "synthetic", "mini_bfloat16", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "lite",
-        "no AMX",
-        MINI_AVX512,
-        rate(MINI_AVX512, "results", "synthetic", "lite", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "mini",
-        "AVX2 only",
-        MINI_AVX2,
-        rate(MINI_AVX2, "results", "synthetic", "mini_float32", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "lite",
-        "AVX2 only",
-        MINI_AVX2,
-        rate(MINI_AVX2, "results", "synthetic", "lite", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "mini",
-        "H200",
-        GPU_SCORING,
-        rate(GPU_SCORING, "sections", "mini", "captions_per_s", suffix="/s"),
-    ),
-    Cell(
-        "README.md",
-        MODELS,
-        "moranyanuka/icc",
-        "H200",
-        GPU_SCORING,
-        rate(GPU_SCORING, "sections", "score", "end_to_end_captions_per_s", suffix="/s"),
-    ),
-    phrase(
-        "README.md",
-        GPU,
-        "the same benchmark gave {}/s and {}/s",
-        rate(GPU, "sections", "score", "end_to_end_captions_per_s"),
-        rate(GPU, "sections", "mini", "captions_per_s"),
-    ),
-    phrase(
-        "README.md", QUALITY, "{} human-labelled LAION captions", count(QUALITY, "benchmarks", "captions_frozen", "n")
-    ),
-    phrase("README.md", QUALITY, "({} bootstrap resamples)", count(QUALITY, "settings", "n_bootstrap")),
-    phrase("README.md", QUALITY, "the {} annotated captions", count(QUALITY, "benchmarks", "captions", "n")),
-    phrase("README.md", MINI_AMX, "on {} synthetic LAION-like captions", count(MINI_AMX, "results", "synthetic", "n")),
-    phrase(
-        "README.md", MINI_AVX512, "on {} synthetic LAION-like captions", count(MINI_AVX512, "results", "synthetic", "n")
-    ),
-    phrase("README.md", MINI_AMX, "medians of {}:", count(MINI_AMX, "repeats")),
-    phrase("README.md", MINI_AVX512, "medians of {}:", count(MINI_AVX512, "repeats")),
-    phrase("README.md", GPU_SCORING, "end to end on {} CC3M captions", count(GPU_SCORING, "captions", "n")),
-    phrase(
-        "README.md",
-        GPU,
-        "between the paper's settings and {} GPU-hours",
-        count(GPU, "summary", "goals", "teacher_gpu_hours_per_1m"),
-    ),
-]
+
+
+def _frozen_spearman(scorer: str) -> set[str]:
+    return ci(bench_row(QUALITY, "captions_frozen", scorer)["spearman"])
+
+
+def _synthetic(key: str) -> tuple[str, ...]:
+    """Where the mini_throughput results hold ``key``'s rate on the synthetic captions."""
+    return ("results", "synthetic", key, "captions_per_s")
+
+
+FIGURES += (
+    [
+        Cell(README, MODELS, row, "quality", QUALITY, expected)
+        for row, expected in (
+            ("mini", lambda: _frozen_spearman("mini")),
+            ("lite", lambda: {f"in-sample only: {text}" for text in _frozen_spearman("lite")}),
+            ("moranyanuka/icc", lambda: _frozen_spearman("published")),
+        )
+    ]
+    + [
+        cell(README, MODELS, row, column, source, *keys, suffix="/s")
+        for row, column, source, keys in (
+            ("mini", "CPU with AMX", MINI_AMX, _synthetic("mini_bfloat16")),
+            ("lite", "CPU with AMX", MINI_AMX, _synthetic("lite")),
+            ("moranyanuka/icc", "CPU with AMX", STUDENT_CPU, ("results", "load_scorer_bfloat16", "captions_per_s")),
+            ("mini", "no AMX", MINI_AVX512, _synthetic("mini_bfloat16")),
+            ("lite", "no AMX", MINI_AVX512, _synthetic("lite")),
+            ("mini", "AVX2 only", MINI_AVX2, _synthetic("mini_float32")),
+            ("lite", "AVX2 only", MINI_AVX2, _synthetic("lite")),
+            ("mini", "H200", GPU_SCORING, MINI_RATE),
+            ("moranyanuka/icc", "H200", GPU_SCORING, SCORE_RATE),
+        )
+    ]
+    + [
+        quote(README, GPU, "the same benchmark gave {}/s and {}/s", SCORE_RATE, MINI_RATE),
+        counted(README, QUALITY, "{} human-labelled LAION captions", "benchmarks", "captions_frozen", "n"),
+        counted(README, QUALITY, "({} bootstrap resamples)", "settings", "n_bootstrap"),
+        counted(README, QUALITY, "the {} annotated captions", "benchmarks", "captions", "n"),
+        counted(README, GPU_SCORING, "end to end on {} CC3M captions", "captions", "n"),
+        counted(
+            README, GPU, "between the paper's settings and {} GPU-hours", "summary", "goals", "teacher_gpu_hours_per_1m"
+        ),
+    ]
+)
+for source in (MINI_AMX, MINI_AVX512):
+    FIGURES += [
+        counted(README, source, "on {} synthetic LAION-like captions", "results", "synthetic", "n"),
+        counted(README, source, "medians of {}:", "repeats"),
+    ]
 
 
 def _gpu(*keys):
@@ -274,133 +241,77 @@ def _gpu(*keys):
 
 
 GOALS = "| goal |"
-FIGURES += [
-    Cell(
-        "README.md",
-        GOALS,
-        "load_scorer(...).score()",
-        "measured",
-        GPU_SCORING,
-        rate(GPU_SCORING, "summary", "end_to_end_captions_per_s"),
-    ),
-    Cell(
-        "README.md",
-        GOALS,
-        "load_scorer(...).score()",
-        "goal",
-        GPU_SCORING,
-        lambda: goal_cell(
-            get(GPU_SCORING, "summary", "end_to_end_captions_per_s"),
-            get(GPU_SCORING, "summary", "goals", "end_to_end_captions_per_s"),
-            higher_is_better=True,
-        ),
-    ),
-    Cell(
-        "README.md",
-        GOALS,
-        "icc score file to Parquet",
-        "measured",
-        GPU_SCORING,
-        rate(GPU_SCORING, "summary", "cli_rows_per_s"),
-    ),
-    Cell(
-        "README.md",
-        GOALS,
-        "icc score file to Parquet",
-        "goal",
-        GPU_SCORING,
-        lambda: goal_cell(
-            get(GPU_SCORING, "summary", "cli_rows_per_s"),
-            get(GPU_SCORING, "summary", "goals", "cli_rows_per_s"),
-            higher_is_better=True,
-        ),
-    ),
-    Cell(
-        "README.md",
-        GOALS,
+for row, source, value, goal, higher_is_better, decimals in (
+    ("load_scorer(...).score()", GPU_SCORING, ("end_to_end_captions_per_s",), "end_to_end_captions_per_s", True, 0),
+    ("icc score file to Parquet", GPU_SCORING, ("cli_rows_per_s",), "cli_rows_per_s", True, 0),
+    (
         "both teachers",
-        "measured",
         GPU_TEACHERS,
-        rate(GPU_TEACHERS, "summary", "teachers", "both_teachers_gpu_hours_per_1m", decimals=1),
+        ("teachers", "both_teachers_gpu_hours_per_1m"),
+        "teacher_gpu_hours_per_1m",
+        False,
+        1,
     ),
-    Cell(
-        "README.md",
-        GOALS,
-        "both teachers",
-        "goal",
-        GPU_TEACHERS,
-        lambda: goal_cell(
-            get(GPU_TEACHERS, "summary", "teachers", "both_teachers_gpu_hours_per_1m"),
-            get(GPU_TEACHERS, "summary", "goals", "teacher_gpu_hours_per_1m"),
-            higher_is_better=False,
+):
+    measured = ("summary", *value)
+    FIGURES += [
+        cell(README, GOALS, row, "measured", source, *measured, decimals=decimals),
+        Cell(
+            README, GOALS, row, "goal", source, summary_goal(source, measured, goal, higher_is_better=higher_is_better)
         ),
-    ),
-]
+    ]
 
 # --- docs/speed.md -------------------------------------------------------------------------------------
 
 GPU_TABLE = "| what | rate | goal |"
-FIGURES += [
-    Cell("docs/speed.md", GPU_TABLE, row, "rate", GPU, rate(GPU, "sections", *keys, decimals=decimals))
-    for row, keys, decimals in [
-        ("load_scorer(...).score(), end to end", ("score", "end_to_end_captions_per_s"), 0),
-        ("the same with compile=True", ("score_compiled", "end_to_end_captions_per_s"), 0),
-        ("forward only, on pre-tokenized", ("forward", "forward_only_captions_per_s"), 0),
-        ("forward only, compiled", ("forward_compiled", "forward_only_captions_per_s"), 0),
-        ("icc score --input N.txt --output out.parquet --device cuda", ("cli", "cli_rows_per_s"), 0),
-        ("the same including process start-up", ("cli", "rows_per_s_with_startup"), 0),
-        ("the same, wall seconds", ("cli", "wall_s_with_startup"), 1),
-        ("naive published usage", ("naive", "captions_per_s"), 0),
-        ("mini-shaped MiniScorer", ("mini", "captions_per_s"), 0),
-        ("tokenizer alone: the transformers call", ("tokenizer", "transformers_call_captions_per_s"), 0),
-        ("tokenizer alone: Rust", ("tokenizer", "rust_encode_batch_fast_captions_per_s"), 0),
-        ("tokenizer alone: 16-process", ("tokenizer", "worker_pool_captions_per_s"), 0),
-    ]
-] + [
+#: Its rows and where the GPU results hold their rates.
+GPU_RATES = {
+    "load_scorer(...).score(), end to end": SCORE_RATE,
+    "the same with compile=True": ("sections", "score_compiled", "end_to_end_captions_per_s"),
+    "forward only, on pre-tokenized": ("sections", "forward", "forward_only_captions_per_s"),
+    "forward only, compiled": ("sections", "forward_compiled", "forward_only_captions_per_s"),
+    "icc score --input N.txt --output out.parquet --device cuda": CLI_RATE,
+    "the same including process start-up": ("sections", "cli", "rows_per_s_with_startup"),
+    "naive published usage": ("sections", "naive", "captions_per_s"),
+    "mini-shaped MiniScorer": MINI_RATE,
+    "tokenizer alone: the transformers call": ("sections", "tokenizer", "transformers_call_captions_per_s"),
+    "tokenizer alone: Rust": ("sections", "tokenizer", "rust_encode_batch_fast_captions_per_s"),
+    "tokenizer alone: 16-process": ("sections", "tokenizer", "worker_pool_captions_per_s"),
+}
+FIGURES += [cell(SPEED_MD, GPU_TABLE, row, "rate", GPU, *keys) for row, keys in GPU_RATES.items()] + [
+    cell(
+        SPEED_MD, GPU_TABLE, "the same, wall seconds", "rate", GPU, "sections", "cli", "wall_s_with_startup", decimals=1
+    ),
     Cell(
-        "docs/speed.md",
+        SPEED_MD,
         GPU_TABLE,
         "load_scorer(...).score(), end to end",
         "goal",
         GPU,
-        lambda: goal_cell(
-            _gpu("score", "end_to_end_captions_per_s"),
-            get(GPU, "summary", "goals", "end_to_end_captions_per_s"),
-            higher_is_better=True,
-        ),
+        summary_goal(GPU, SCORE_RATE, "end_to_end_captions_per_s", higher_is_better=True),
     ),
     Cell(
-        "docs/speed.md",
+        SPEED_MD,
         GPU_TABLE,
         "icc score --input N.txt --output out.parquet --device cuda",
         "goal",
         GPU,
-        lambda: goal_cell(
-            _gpu("cli", "cli_rows_per_s"), get(GPU, "summary", "goals", "cli_rows_per_s"), higher_is_better=True
-        ),
+        summary_goal(GPU, CLI_RATE, "cli_rows_per_s", higher_is_better=True),
     ),
-    phrase(
-        "docs/speed.md",
-        GPU,
-        "tokenizer alone: {}-process",
-        lambda: renderings(_gpu("tokenizer", "worker_pool_processes"), 0),
-    ),
-    phrase("docs/speed.md", GPU, "Captions: {} CC3M validation captions", count(GPU, "captions", "n")),
-    phrase("docs/speed.md", GPU, "({} tokens on average)", lambda: renderings(get(GPU, "captions", "mean_tokens"), 1)),
-    phrase(
-        "docs/speed.md",
-        GPU,
-        "SBA {} GPU-hours per 1M",
-        rate(GPU, "summary", "teachers", "sba_gpu_hours_per_1m", decimals=2),
-    ),
-    phrase(
-        "docs/speed.md",
-        GPU,
-        "VBA {}, both {}",
-        rate(GPU, "summary", "teachers", "vba_gpu_hours_per_1m", decimals=1),
-        rate(GPU, "summary", "teachers", "both_teachers_gpu_hours_per_1m", decimals=1),
-    ),
+    counted(SPEED_MD, GPU, "tokenizer alone: {}-process", "sections", "tokenizer", "worker_pool_processes"),
+    counted(SPEED_MD, GPU, "Captions: {} CC3M validation captions", "captions", "n"),
+    quote(SPEED_MD, GPU, "({} tokens on average)", ("captions", "mean_tokens"), decimals=1),
+    quote(SPEED_MD, GPU, "SBA {} GPU-hours per 1M", (*TEACHER_HOURS, "sba_gpu_hours_per_1m"), decimals=2),
 ]
+
+
+def vba_and_both_teachers(doc: str, source: str, template: str) -> Phrase:
+    """A phrase that quotes VBA's and both teachers' GPU-hours per 1M captions, in that order."""
+    paths = ((*TEACHER_HOURS, "vba_gpu_hours_per_1m"), (*TEACHER_HOURS, "both_teachers_gpu_hours_per_1m"))
+    return quote(doc, source, template, *paths, decimals=1)
+
+
+FIGURES.append(vba_and_both_teachers(SPEED_MD, GPU, "VBA {}, both {}"))
 
 TODAY_GPU = "| what | captions/s |"
 _PROFILE = ("sections", "cli", "profile_top_cumulative")
@@ -422,64 +333,71 @@ _ATTENTION = "{built-in method torch._C._nn.scaled_dot_product_attention}"
 
 def _slowdowns() -> list[float]:
     """d9557bc's rate over today's: score(), mini, icc score."""
-    pairs = [("score", "end_to_end_captions_per_s"), ("mini", "captions_per_s"), ("cli", "cli_rows_per_s")]
-    return [get(GPU, "sections", *keys) / get(GPU_SCORING, "sections", *keys) for keys in pairs]
+    return [get(GPU, *keys) / get(GPU_SCORING, *keys) for keys in (SCORE_RATE, MINI_RATE, CLI_RATE)]
 
 
+def cli_comparison(source: str, template: str) -> Phrase:
+    """A phrase that quotes the compared tree's icc score rate, this tree's, and their ratio."""
+    return phrase(
+        SPEED_MD,
+        source,
+        template,
+        rate(source, "sections", "cli", "compared_cli_rows_per_s"),
+        rate(source, *CLI_RATE),
+        rate(source, "sections", "cli", "ratio_to_compared", decimals=2),
+    )
+
+
+#: The rows of today's GPU table and where the GPU scoring results hold their rates.
+TODAY_GPU_RATES = {
+    "load_scorer(...).score(), one call": SCORE_RATE,
+    "the same captions as pieces": ("sections", "score", "score_per_piece_captions_per_s"),
+    "the same pieces through one score_stream": ("sections", "score", "score_stream_captions_per_s"),
+    "mini-shaped MiniScorer": MINI_RATE,
+    "icc score --input N.txt": CLI_RATE,
+    "the same with the code of eeae7d0": ("sections", "cli", "compared_cli_rows_per_s"),
+}
 FIGURES += [
-    Cell("docs/speed.md", TODAY_GPU, row, "captions/s", GPU_SCORING, rate(GPU_SCORING, "sections", *keys))
-    for row, keys in [
-        ("load_scorer(...).score(), one call", ("score", "end_to_end_captions_per_s")),
-        ("the same captions as pieces", ("score", "score_per_piece_captions_per_s")),
-        ("the same pieces through one score_stream", ("score", "score_stream_captions_per_s")),
-        ("mini-shaped MiniScorer", ("mini", "captions_per_s")),
-        ("icc score --input N.txt", ("cli", "cli_rows_per_s")),
-        ("the same with the code of eeae7d0", ("cli", "compared_cli_rows_per_s")),
-    ]
+    cell(SPEED_MD, TODAY_GPU, row, "captions/s", GPU_SCORING, *keys) for row, keys in TODAY_GPU_RATES.items()
 ] + [
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         GPU,
         "the same benchmark gave {} captions/s for score(), {} for mini and {} rows/s",
-        rate(GPU, "sections", "score", "end_to_end_captions_per_s"),
-        rate(GPU, "sections", "mini", "captions_per_s"),
-        rate(GPU, "sections", "cli", "cli_rows_per_s"),
+        SCORE_RATE,
+        MINI_RATE,
+        CLI_RATE,
     ),
     phrase(
-        "docs/speed.md",
+        SPEED_MD,
         GPU_SCORING,
         "today's code is {}-{}x slower",
         lambda: renderings(min(_slowdowns()), 1),
         lambda: renderings(max(_slowdowns()), 1),
     ),
+    phrase(SPEED_MD, GPU_SCORING, "made {} attention calls", lambda: renderings(int(_profile_entry(_ATTENTION)[0]), 0)),
     phrase(
-        "docs/speed.md",
-        GPU_SCORING,
-        "made {} attention calls",
-        lambda: renderings(int(_profile_entry(_ATTENTION)[0]), 0),
-    ),
-    phrase(
-        "docs/speed.md",
+        SPEED_MD,
         GPU_SCORING,
         "{} batches, against {} at d9557bc",
         lambda: renderings(int(_profile_entry(_ATTENTION)[0]) / 6, 0),
         count(GPU, "sections", "forward", "batches"),
     ),
     phrase(
-        "docs/speed.md",
+        SPEED_MD,
         GPU_SCORING,
         "spent {} s of its {} s inside",
         lambda: renderings(float(_profile_entry(_ATTENTION)[1]), 1),
         lambda: renderings(_profile_total_s(), 1),
     ),
     phrase(
-        "docs/speed.md",
+        SPEED_MD,
         GPU_SCORING,
         "{} ms per call on the host",
         lambda: renderings(1000 * float(_profile_entry(_ATTENTION)[1]) / int(_profile_entry(_ATTENTION)[0]), 1),
     ),
     phrase(
-        "docs/speed.md",
+        SPEED_MD,
         GPU_SCORING,
         "ran {}x faster than the pass",
         lambda: renderings(
@@ -488,166 +406,93 @@ FIGURES += [
             1,
         ),
     ),
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         GPU_SCORING,
         "{} µs per caption on this Xeon",
-        rate(GPU_SCORING, "sections", "score", "read_captions_us_per_caption", decimals=2),
+        ("sections", "score", "read_captions_us_per_caption"),
+        decimals=2,
     ),
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         JUNK_CHECK,
         "{} µs per caption against {} µs for eeae7d0's, {}x",
-        rate(JUNK_CHECK, "results", "this tree", "us_per_caption", decimals=2),
-        rate(JUNK_CHECK, "results", "compared tree", "us_per_caption", decimals=2),
-        rate(JUNK_CHECK, "results", "speedup", decimals=2),
+        *(("results", tree, "us_per_caption") for tree in ("this tree", "compared tree")),
+        ("results", "speedup"),
+        decimals=2,
     ),
-    phrase("docs/speed.md", JUNK_CHECK, "medians of {} in one run", count(JUNK_CHECK, "repeats")),
-    phrase(
-        "docs/speed.md",
-        JUNK_CHECK,
-        "the same verdict on all {} strings",
-        count(JUNK_CHECK, "results", "verdicts", "strings"),
-    ),
-    phrase(
-        "docs/speed.md",
-        GPU_SCORING,
-        "went from {} to {} rows/s in this run ({}x)",
-        rate(GPU_SCORING, "sections", "cli", "compared_cli_rows_per_s"),
-        rate(GPU_SCORING, "sections", "cli", "cli_rows_per_s"),
-        rate(GPU_SCORING, "sections", "cli", "ratio_to_compared", decimals=2),
-    ),
-    phrase(
-        "docs/speed.md",
-        GPU_SCORING_EARLIER,
-        "{} to {} rows/s ({}x, medians of 2",
-        rate(GPU_SCORING_EARLIER, "sections", "cli", "compared_cli_rows_per_s"),
-        rate(GPU_SCORING_EARLIER, "sections", "cli", "cli_rows_per_s"),
-        rate(GPU_SCORING_EARLIER, "sections", "cli", "ratio_to_compared", decimals=2),
-    ),
+    counted(SPEED_MD, JUNK_CHECK, "medians of {} in one run", "repeats"),
+    counted(SPEED_MD, JUNK_CHECK, "the same verdict on all {} strings", "results", "verdicts", "strings"),
+    cli_comparison(GPU_SCORING, "went from {} to {} rows/s in this run ({}x)"),
+    cli_comparison(GPU_SCORING_EARLIER, "{} to {} rows/s ({}x, medians of 2"),
 ]
 
 MINI_SPEED = "| lite (1 core) |"
-for doc in ("docs/speed.md", "docs/mini.md"):
+for doc in (SPEED_MD, MINI_MD):
     for cpu, source in (("AMX", MINI_AMX), ("AVX-512, no AMX", MINI_AVX512)):
         for label, captions in (
             ("first 2,000 CC3M validation captions", "cc3m"),
             ("2,000 synthetic LAION-like captions", "synthetic"),
         ):
             row = f"{cpu} | {label}"  # the first two cells identify the row
+            results = ("results", captions)
             for column, key in (
                 ("mini, bf16", "mini_bfloat16"),
                 ("mini, fp32", "mini_float32"),
                 ("lite (1 core)", "lite"),
             ):
-                FIGURES.append(
-                    Cell(
-                        doc,
-                        MINI_SPEED,
-                        row,
-                        column,
-                        source,
-                        rate(source, "results", captions, key, "captions_per_s", suffix="/s"),
-                    )
-                )
-            if doc == "docs/speed.md":
+                FIGURES.append(cell(doc, MINI_SPEED, row, column, source, *results, key, "captions_per_s", suffix="/s"))
+            if doc == SPEED_MD:
                 for column, key in (
                     ("lite / mini bf16", "lite_over_mini_bfloat16"),
                     ("lite / mini fp32", "lite_over_mini_float32"),
                 ):
-                    FIGURES.append(
-                        Cell(
-                            doc,
-                            MINI_SPEED,
-                            row,
-                            column,
-                            source,
-                            rate(source, "results", captions, key, decimals=1, suffix="x"),
-                        )
-                    )
+                    FIGURES.append(cell(doc, MINI_SPEED, row, column, source, *results, key, decimals=1, suffix="x"))
+
+
+def _bf16_max_abs(captions: str) -> tuple[str, ...]:
+    """Where the mini_throughput results hold the largest bf16 - fp32 difference of a score on ``captions``."""
+    return ("results", captions, "bf16_vs_fp32", "max_abs")
+
+
 FIGURES += [
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         MINI_AVX512,
         "at most {} (CC3M) and {} (synthetic)",
-        rate(MINI_AVX512, "results", "cc3m", "bf16_vs_fp32", "max_abs", decimals=4),
-        rate(MINI_AVX512, "results", "synthetic", "bf16_vs_fp32", "max_abs", decimals=4),
+        _bf16_max_abs("cc3m"),
+        _bf16_max_abs("synthetic"),
+        decimals=4,
     ),
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         MINI_AMX,
         "at most {} (CC3M) and {} (synthetic) against fp32 there",
-        rate(MINI_AMX, "results", "cc3m", "bf16_vs_fp32", "max_abs", decimals=4),
-        rate(MINI_AMX, "results", "synthetic", "bf16_vs_fp32", "max_abs", decimals=4),
+        _bf16_max_abs("cc3m"),
+        _bf16_max_abs("synthetic"),
+        decimals=4,
     ),
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         LITE,
         "{} captions per CPU-second and {} per wall-second",
-        rate(LITE, "results", "captions_per_cpu_second"),
-        rate(LITE, "results", "captions_per_wall_second"),
+        ("results", "captions_per_cpu_second"),
+        ("results", "captions_per_wall_second"),
     ),
 ]
 
-for doc, table, row_labels in (
-    (
-        "docs/speed.md",
-        "| commit 4428b4e | now | ratio |",
-        ('icc score --model mini "a dog"', "icc filter --model mini", 'load_scorer("mini").score(captions)'),
-    ),
-    (
-        "docs/mini.md",
-        "| commit 4428b4e | now | ratio |",
-        ('icc score --model mini "a dog"', "icc filter --model mini", 'load_scorer("mini").score(captions)'),
-    ),
-):
-    startup, filter_, score = row_labels
-    commands = ("results", "commands")
-    FIGURES += [
-        Cell(
-            doc,
-            table,
-            startup,
-            "commit 4428b4e",
-            MINI_CPU,
-            rate(MINI_CPU, *commands, "startup", "before", "median_s", decimals=2),
-        ),
-        Cell(
-            doc, table, startup, "now", MINI_CPU, rate(MINI_CPU, *commands, "startup", "after", "median_s", decimals=2)
-        ),
-        Cell(
-            doc,
-            table,
-            startup,
-            "ratio",
-            MINI_CPU,
-            rate(MINI_CPU, *commands, "startup", "speedup", decimals=1, suffix="x"),
-        ),
-        Cell(
-            doc, table, filter_, "commit 4428b4e", MINI_CPU, rate(MINI_CPU, *commands, "filter", "before", "rows_per_s")
-        ),
-        Cell(doc, table, filter_, "now", MINI_CPU, rate(MINI_CPU, *commands, "filter", "after", "rows_per_s")),
-        Cell(
-            doc,
-            table,
-            filter_,
-            "ratio",
-            MINI_CPU,
-            rate(MINI_CPU, *commands, "filter", "speedup", decimals=2, suffix="x"),
-        ),
-        Cell(
-            doc,
-            table,
-            score,
-            "commit 4428b4e",
-            MINI_CPU,
-            rate(MINI_CPU, "results", "score", "before", "captions_per_s"),
-        ),
-        Cell(doc, table, score, "now", MINI_CPU, rate(MINI_CPU, "results", "score", "after", "captions_per_s")),
-        Cell(
-            doc, table, score, "ratio", MINI_CPU, rate(MINI_CPU, "results", "score", "speedup", decimals=2, suffix="x")
-        ),
-    ]
+for doc in (SPEED_MD, MINI_MD):
+    table = "| commit 4428b4e | now | ratio |"
+    for row, keys, unit, decimals, ratio_decimals in (
+        ('icc score --model mini "a dog"', ("results", "commands", "startup"), "median_s", 2, 1),
+        ("icc filter --model mini", ("results", "commands", "filter"), "rows_per_s", 0, 2),
+        ('load_scorer("mini").score(captions)', ("results", "score"), "captions_per_s", 0, 2),
+    ):
+        FIGURES += [
+            cell(doc, table, row, "commit 4428b4e", MINI_CPU, *keys, "before", unit, decimals=decimals),
+            cell(doc, table, row, "now", MINI_CPU, *keys, "after", unit, decimals=decimals),
+            cell(doc, table, row, "ratio", MINI_CPU, *keys, "speedup", decimals=ratio_decimals, suffix="x"),
+        ]
 
 STUDENT = "| vs naive |"
 for row, key, digits in (
@@ -658,41 +503,20 @@ for row, key, digits in (
     ("bf16 with compile=True", "load_scorer_bfloat16_compiled", 1),
 ):
     FIGURES.append(
-        Cell(
-            "docs/speed.md",
-            STUDENT,
-            row,
-            "captions/s",
-            STUDENT_CPU,
-            rate(STUDENT_CPU, "results", key, "captions_per_s", decimals=1),
-        )
+        cell(SPEED_MD, STUDENT, row, "captions/s", STUDENT_CPU, "results", key, "captions_per_s", decimals=1)
     )
     if digits:
-        FIGURES.append(
-            Cell(
-                "docs/speed.md",
-                STUDENT,
-                row,
-                "vs naive",
-                STUDENT_CPU,
-                rate(STUDENT_CPU, "results", key, "speedup_vs_naive", decimals=digits, suffix="x"),
-            )
-        )
+        speedup = ("results", key, "speedup_vs_naive")
+        FIGURES.append(cell(SPEED_MD, STUDENT, row, "vs naive", STUDENT_CPU, *speedup, decimals=digits, suffix="x"))
 FIGURES += [
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         STUDENT_CPU,
         "max |bf16 - fp32| = {}, p99 {}, mean {}",
-        rate(STUDENT_CPU, "accuracy_on_trained_proxy", "bfloat16", "max_abs_deviation", decimals=4),
-        rate(STUDENT_CPU, "accuracy_on_trained_proxy", "bfloat16", "p99_abs_deviation", decimals=4),
-        rate(STUDENT_CPU, "accuracy_on_trained_proxy", "bfloat16", "mean_abs_deviation", decimals=4),
+        *(("accuracy_on_trained_proxy", "bfloat16", f"{stat}_abs_deviation") for stat in ("max", "p99", "mean")),
+        decimals=4,
     ),
-    phrase(
-        "docs/speed.md",
-        STUDENT_CPU,
-        "ICC-like scores; {} captions)",
-        count(STUDENT_CPU, "accuracy_on_trained_proxy", "n_captions"),
-    ),
+    counted(SPEED_MD, STUDENT_CPU, "ICC-like scores; {} captions)", "accuracy_on_trained_proxy", "n_captions"),
 ]
 
 
@@ -713,9 +537,7 @@ for row, key, split in (
     ("pipeline, 2 workers", "pipeline_workers_2", True),
     ("text file -> Parquet, 2 workers", "file_to_parquet_workers_2", True),
 ):
-    FIGURES.append(
-        Cell("docs/speed.md", HOST_TABLE, row, "captions/s (wall)", HOST, rate(HOST, "results", key, "captions_per_s"))
-    )
+    FIGURES.append(cell(SPEED_MD, HOST_TABLE, row, "captions/s (wall)", HOST, "results", key, "captions_per_s"))
     if split is None:  # the pool alone: the workers' CPU
         cpu = _host(key, "workers")
     elif split:
@@ -723,16 +545,16 @@ for row, key, split in (
         cpu = lambda workers=workers, main=main: combine("{} / {}", workers(), main())  # noqa: E731
     else:
         cpu = _host(key, "main")
-    FIGURES.append(Cell("docs/speed.md", HOST_TABLE, row, "CPU-seconds", HOST, cpu))
+    FIGURES.append(Cell(SPEED_MD, HOST_TABLE, row, "CPU-seconds", HOST, cpu))
 FIGURES += [
-    phrase(
-        "docs/speed.md",
+    quote(
+        SPEED_MD,
         HOST,
         "A tokenizer worker does {} captions per CPU-second",
-        rate(HOST, "summary", "per_worker_cpu_second_captions"),
+        ("summary", "per_worker_cpu_second_captions"),
     ),
     phrase(
-        "docs/speed.md",
+        SPEED_MD,
         HOST,
         "a ceiling of {}M captions/s",
         lambda: renderings(get(HOST, "summary", "main_process_ceiling_captions_per_s") / 1e6, 2),
@@ -761,7 +583,7 @@ def _cost(model: str, pool: str) -> Callable[[], set[str]]:
 
 
 FIGURES += [
-    Cell("docs/speed.md", COST_TABLE, label, pool, COST, _cost(model, pool))
+    Cell(SPEED_MD, COST_TABLE, label, pool, COST, _cost(model, pool))
     for label, model in COST_ROWS.items()
     for pool in get(COST, "pools")
 ]
@@ -774,28 +596,26 @@ for row, key in (
     ('icc score --model lite "a dog"', 'icc score --model lite "a dog"'),
 ):
     FIGURES.append(
-        Cell(
-            "docs/speed.md",
-            STARTUP_TABLE,
-            row,
-            "now",
-            STARTUP,
-            rate(STARTUP, "results", key, "median_s", decimals=3, suffix=" s"),
-        )
+        cell(SPEED_MD, STARTUP_TABLE, row, "now", STARTUP, "results", key, "median_s", decimals=3, suffix=" s")
     )
     if get(STARTUP, "results", key, "goal_s") is not None:
         FIGURES.append(
-            Cell(
-                "docs/speed.md",
-                STARTUP_TABLE,
-                row,
-                "goal",
-                STARTUP,
-                rate(STARTUP, "results", key, "goal_s", decimals=1, suffix=" s"),
-            )
+            cell(SPEED_MD, STARTUP_TABLE, row, "goal", STARTUP, "results", key, "goal_s", decimals=1, suffix=" s")
         )
 
 STREAMING_TABLE = "| job | peak RSS (above baseline) | rows/s |"
+
+
+def _peak_rss(source: str, key: str) -> Callable[[], set[str]]:
+    """``PEAK MB (ABOVE THE BASELINE MB)`` of the streaming job ``key``."""
+    results = ("results", key)
+    return lambda: combine(
+        "{} MB ({} MB)",
+        renderings(get(source, *results, "peak_rss_mb"), 0),
+        renderings(get(source, *results, "peak_above_baseline_mb"), 0),
+    )
+
+
 for row, source, key in (
     ("icc score --input 1M.txt --output out.jsonl", STREAMING, "score"),
     ("icc score --input - < 1M.txt", STREAMING, "score stdin"),
@@ -804,34 +624,13 @@ for row, source, key in (
     ("the same on 4M captions", STREAMING_4M, "filter top-fraction"),
 ):
     FIGURES += [
-        Cell(
-            "docs/speed.md",
-            STREAMING_TABLE,
-            row,
-            "| peak RSS (above baseline) |",
-            source,
-            lambda source=source, key=key: combine(
-                "{} MB ({} MB)",
-                renderings(get(source, "results", key, "peak_rss_mb"), 0),
-                renderings(get(source, "results", key, "peak_above_baseline_mb"), 0),
-            ),
-        ),
-        Cell("docs/speed.md", STREAMING_TABLE, row, "| rows/s |", source, rate(source, "results", key, "rows_per_s")),
+        Cell(SPEED_MD, STREAMING_TABLE, row, "| peak RSS (above baseline) |", source, _peak_rss(source, key)),
+        cell(SPEED_MD, STREAMING_TABLE, row, "| rows/s |", source, "results", key, "rows_per_s"),
     ]
 FIGURES += [
-    phrase(
-        "docs/speed.md",
-        STREAMING,
-        "the lite model: {} MB now",
-        rate(STREAMING, "results", "score", "baseline_peak_rss_mb"),
-    ),
-    phrase(
-        "docs/speed.md",
-        STREAMING,
-        "reaches stdout after {} s",
-        rate(STREAMING, "results", "score stdin", "first_output_s", decimals=1),
-    ),
-    phrase("docs/speed.md", STREAMING, "under {} MB above baseline", count(STREAMING, "goal_mb_above_baseline")),
+    quote(SPEED_MD, STREAMING, "the lite model: {} MB now", ("results", "score", "baseline_peak_rss_mb")),
+    quote(SPEED_MD, STREAMING, "reaches stdout after {} s", ("results", "score stdin", "first_output_s"), decimals=1),
+    counted(SPEED_MD, STREAMING, "under {} MB above baseline", "goal_mb_above_baseline"),
 ]
 
 
@@ -847,64 +646,47 @@ FROZEN_ROWS = {
     "MiniLM embedding ridge": "minilm",
     "Complexity & Action": "ca",
 }
-for doc, benchmark, rows in (
-    ("docs/quality.md", "captions_frozen", FROZEN_ROWS),
-    ("docs/mini.md", "captions_frozen", FROZEN_ROWS),
-):
-    for row, scorer in rows.items():
+
+
+def _correlation(benchmark: str, scorer: str, metric: str) -> Callable[[], set[str]]:
+    """``value [low, high]`` of ``scorer``'s ``metric`` on ``benchmark``."""
+    return lambda: ci(bench_row(QUALITY, benchmark, scorer)[metric])
+
+
+for doc in (QUALITY_MD, MINI_MD):
+    for row, scorer in FROZEN_ROWS.items():
         for metric in ("pearson", "spearman", "kendall"):
-            FIGURES.append(
-                Cell(
-                    doc,
-                    FROZEN,
-                    row,
-                    f"{metric.capitalize()} [95% CI]",
-                    QUALITY,
-                    lambda benchmark=benchmark, scorer=scorer, metric=metric: ci(
-                        bench_row(QUALITY, benchmark, scorer)[metric]
-                    ),
-                )
-            )
-        FIGURES.append(Cell(doc, FROZEN, row, "| n |", QUALITY, count(QUALITY, "benchmarks", benchmark, "n")))
+            column = f"{metric.capitalize()} [95% CI]"
+            FIGURES.append(Cell(doc, FROZEN, row, column, QUALITY, _correlation("captions_frozen", scorer, metric)))
+        FIGURES.append(cell(doc, FROZEN, row, "| n |", QUALITY, "benchmarks", "captions_frozen", "n"))
 
 CV = "| command |"
-FIGURES += [
-    Cell(
-        "docs/quality.md",
-        CV,
-        "mini",
-        metric,
-        MINI_REPORT,
-        rate(MINI_REPORT, "cross_validation_203", metric.lower(), decimals=3),
-    )
-    for metric in ("Spearman", "Pearson", "Kendall")
-] + [
-    Cell(
-        "docs/quality.md",
-        CV,
-        "lite",
-        metric,
-        LITE_MODEL,
-        rate(LITE_MODEL, "report", "cross_validation", f"{metric.lower()}_pooled_mean", decimals=3),
-    )
-    for metric in ("Spearman", "Pearson", "Kendall")
-]
+for metric in ("Spearman", "Pearson", "Kendall"):
+    FIGURES += [
+        cell(QUALITY_MD, CV, "mini", metric, MINI_REPORT, "cross_validation_203", metric.lower(), decimals=3),
+        cell(
+            QUALITY_MD,
+            CV,
+            "lite",
+            metric,
+            LITE_MODEL,
+            "report",
+            "cross_validation",
+            f"{metric.lower()}_pooled_mean",
+            decimals=3,
+        ),
+    ]
+
+
+def _spearman(benchmark: str, scorer: str) -> Callable[[], set[str]]:
+    """``scorer``'s Spearman on ``benchmark``, two decimals, without its interval."""
+    return lambda: renderings(bench_row(QUALITY, benchmark, scorer)["spearman"]["value"], 2)
+
 
 NORMS = "| words (Brysbaert) | nouns | phrases (Muraki) |"
 for row, scorer in (("mini", "mini"), ("MiniLM embedding ridge", "minilm")):
     for column, benchmark in (("words", "words"), ("nouns", "nouns"), ("phrases", "phrases")):
-        FIGURES.append(
-            Cell(
-                "docs/quality.md",
-                NORMS,
-                row,
-                column,
-                QUALITY,
-                lambda benchmark=benchmark, scorer=scorer: renderings(
-                    bench_row(QUALITY, benchmark, scorer)["spearman"]["value"], 2
-                ),
-            )
-        )
+        FIGURES.append(Cell(QUALITY_MD, NORMS, row, column, QUALITY, _spearman(benchmark, scorer)))
 
 
 def _junk_kept(scorer: str, kinds: str) -> Callable[[], set[str]]:
@@ -924,7 +706,7 @@ def _junk_kept(scorer: str, kinds: str) -> Callable[[], set[str]]:
 
 for row, kinds in (("all junk kinds", "junk"), ("captions: dev split", None), ("captions: CC3M", None)):
     for column, scorer in (("| mini |", "mini"), ("| lite |", "lite"), ("lexical", "lexical"), ("CC3M text", "cc3m")):
-        FIGURES.append(Cell("docs/quality.md", "| kind | n |", row, column, JUNK, _junk_kept(scorer, kinds or row)))
+        FIGURES.append(Cell(QUALITY_MD, "| kind | n |", row, column, JUNK, _junk_kept(scorer, kinds or row)))
 
 ONNX_TABLE = "| encoder | captions/s |"
 for row, variant in (
@@ -935,24 +717,12 @@ for row, variant in (
 ):
     keys = ("results", "throughput", variant)
     FIGURES += [
-        Cell("docs/speed.md", ONNX_TABLE, row, "captions/s", ONNX, rate(ONNX, *keys, "captions_per_s")),
-        Cell(
-            "docs/speed.md",
-            ONNX_TABLE,
-            row,
-            "vs today",
-            ONNX,
-            rate(ONNX, *keys, "throughput_vs_torch", decimals=2, suffix="x"),
-        ),
+        cell(SPEED_MD, ONNX_TABLE, row, "captions/s", ONNX, *keys, "captions_per_s"),
+        cell(SPEED_MD, ONNX_TABLE, row, "vs today", ONNX, *keys, "throughput_vs_torch", decimals=2, suffix="x"),
     ]
 FIGURES += [
-    phrase(
-        "docs/speed.md",
-        ONNX,
-        "importing onnxruntime took {} s",
-        rate(ONNX, "results", "import_s", "onnxruntime", decimals=2),
-    ),
-    phrase("docs/speed.md", ONNX, "against {} s for torch", rate(ONNX, "results", "import_s", "torch", decimals=2)),
+    quote(SPEED_MD, ONNX, "importing onnxruntime took {} s", ("results", "import_s", "onnxruntime"), decimals=2),
+    quote(SPEED_MD, ONNX, "against {} s for torch", ("results", "import_s", "torch"), decimals=2),
 ]
 
 RUNTIMES_TABLE = "| on the AVX2-only CPU | torch | ONNX Runtime | ratio | goal (issue 37) |"
@@ -998,79 +768,64 @@ for row, key, decimals, suffix, ratio, goal in (
         _goal("onnxruntime/filter_peak_rss_mb", 500, "500 MB", higher_is_better=False),
     ),
 ):
+    ratio_suffix = "" if ratio.endswith("rss_ratio") else "x"
     FIGURES += [
-        Cell(
-            "docs/speed.md",
-            RUNTIMES_TABLE,
-            row,
-            "torch",
-            RUNTIMES,
-            rate(RUNTIMES, "results", "torch", key, decimals=decimals, suffix=suffix),
+        cell(
+            SPEED_MD, RUNTIMES_TABLE, row, "torch", RUNTIMES, "results", "torch", key, decimals=decimals, suffix=suffix
         ),
-        Cell(
-            "docs/speed.md",
+        cell(
+            SPEED_MD,
             RUNTIMES_TABLE,
             row,
             "ONNX Runtime",
             RUNTIMES,
-            rate(RUNTIMES, "results", "onnxruntime", key, decimals=decimals, suffix=suffix),
+            "results",
+            "onnxruntime",
+            key,
+            decimals=decimals,
+            suffix=suffix,
         ),
-        Cell(
-            "docs/speed.md",
+        cell(
+            SPEED_MD,
             RUNTIMES_TABLE,
             row,
             "ratio",
             RUNTIMES,
-            rate(
-                RUNTIMES,
-                "results",
-                "onnxruntime_vs_torch",
-                ratio,
-                decimals=2,
-                suffix="" if ratio.endswith("rss_ratio") else "x",
-            ),
+            "results",
+            "onnxruntime_vs_torch",
+            ratio,
+            decimals=2,
+            suffix=ratio_suffix,
         ),
-        Cell("docs/speed.md", RUNTIMES_TABLE, row, "goal", RUNTIMES, goal),
+        Cell(SPEED_MD, RUNTIMES_TABLE, row, "goal", RUNTIMES, goal),
     ]
 FIGURES += [
-    phrase("docs/speed.md", RUNTIMES, "differ by at most {} on the first", _scientific("scores", "max_abs_difference")),
-    phrase("docs/speed.md", RUNTIMES, "(median {})", _scientific("scores", "median_abs_difference")),
-    phrase("docs/speed.md", RUNTIMES, "the first {} distinct CC3M", count(RUNTIMES, "results", "scores", "captions")),
+    phrase(SPEED_MD, RUNTIMES, "differ by at most {} on the first", _scientific("scores", "max_abs_difference")),
+    phrase(SPEED_MD, RUNTIMES, "(median {})", _scientific("scores", "median_abs_difference")),
+    counted(SPEED_MD, RUNTIMES, "the first {} distinct CC3M", "results", "scores", "captions"),
     phrase(
-        "README.md",
+        README,
         RUNTIMES,
         "starts {}x faster than on torch ({} s)",
         rate(RUNTIMES, "results", "onnxruntime_vs_torch", "startup_speedup", decimals=1),
         rate(RUNTIMES, "results", "onnxruntime", "startup_s", decimals=2),
     ),
-    phrase(
-        "README.md",
-        RUNTIMES,
-        "scores {}x as fast",
-        rate(RUNTIMES, "results", "onnxruntime_vs_torch", "throughput_ratio", decimals=1),
-    ),
-    phrase(
-        "README.md",
+    quote(README, RUNTIMES, "scores {}x as fast", ("results", "onnxruntime_vs_torch", "throughput_ratio"), decimals=1),
+    quote(
+        README,
         RUNTIMES,
         "peaks at {} MB, against torch's {} MB",
-        rate(RUNTIMES, "results", "onnxruntime", "filter_peak_rss_mb"),
-        rate(RUNTIMES, "results", "torch", "filter_peak_rss_mb"),
+        *(("results", runtime, "filter_peak_rss_mb") for runtime in ("onnxruntime", "torch")),
     ),
-    phrase("README.md", RUNTIMES, "{}-caption", count(RUNTIMES, "filter_n")),
+    counted(README, RUNTIMES, "{}-caption", "filter_n"),
+    quote(
+        SPEED_MD, FP32_CEILING, "fp32 implementation at {} distinct CC3M captions/s", ("fp32_ceiling_captions_per_s",)
+    ),
+    quote(SPEED_MD, OPENVINO, "slower: {}x ONNX", ("results", "openvino_speedup"), decimals=3),
     phrase(
-        "docs/speed.md",
-        FP32_CEILING,
-        "fp32 implementation at {} distinct CC3M captions/s",
-        rate(FP32_CEILING, "fp32_ceiling_captions_per_s"),
+        SPEED_MD, OPENVINO, "logits within {}", lambda: {f"{get(OPENVINO, 'results', 'max_abs_logit_difference'):.1e}"}
     ),
-    phrase("docs/speed.md", OPENVINO, "slower: {}x ONNX", rate(OPENVINO, "results", "openvino_speedup", decimals=3)),
-    phrase(
-        "docs/speed.md",
-        OPENVINO,
-        "logits within {}",
-        lambda: {f"{get(OPENVINO, 'results', 'max_abs_logit_difference'):.1e}"},
-    ),
-    phrase("README.md", RUNTIMES, "one run, medians of {};", count(RUNTIMES, "repeats")),
+    counted(README, RUNTIMES, "one run, medians of {};", "repeats"),
 ]
 
 NOISE_TYPES = get(STABILITY, "noise_types")
@@ -1100,25 +855,17 @@ def _stability(scorer: str, noise: str) -> Callable[[], set[str]]:
     return expected
 
 
-for doc, columns in (
-    (
-        "docs/quality.md",
-        {"**mini**": "mini", "lite †": "lite", "lexical norm average": "lexical", "published ICC": "published"},
-    ),
-    (
-        "docs/mini.md",
-        {"**mini**": "mini", "lite †": "lite", "lexical norm average": "lexical", "published ICC": "published"},
-    ),
-):
+NOISY_COLUMNS = {"**mini**": "mini", "lite †": "lite", "lexical norm average": "lexical", "published ICC": "published"}
+for doc in (QUALITY_MD, MINI_MD):
     for noise in ("clean", *NOISE_TYPES):
-        for column, scorer in columns.items():
+        for column, scorer in NOISY_COLUMNS.items():
             if scorer == "published" and noise != "clean":
                 continue  # released for the clean captions only (n/a)
             FIGURES.append(Cell(doc, "| published ICC |", noise, column, NOISY, _noisy(scorer, noise)))
 
 for doc, columns in (
-    ("docs/quality.md", {"| mini |": "mini", "| lite |": "lite", "lexical norm average": "lexical"}),
-    ("docs/mini.md", {"**mini**": "mini", "| lite |": "lite", "lexical norm average": "lexical"}),
+    (QUALITY_MD, {"| mini |": "mini", "| lite |": "lite", "lexical norm average": "lexical"}),
+    (MINI_MD, {"**mini**": "mini", "| lite |": "lite", "lexical norm average": "lexical"}),
 ):
     for noise in NOISE_TYPES:
         for column, scorer in columns.items():
@@ -1128,97 +875,69 @@ for doc, columns in (
 
 DROPPED = "| kept clean |"
 for row, scorer in (("mini", "mini"), ("lite", "lite"), ("lexical norm average", "lexical")):
-    FIGURES.append(
-        Cell(
-            "docs/quality.md",
-            DROPPED,
-            row,
-            "kept clean",
-            STABILITY,
-            lambda scorer=scorer: renderings(get(STABILITY, "scorers", scorer, "kept_clean"), 1, scale=100, suffix="%"),
-        )
-    )
+    kept = ("scorers", scorer)
+    FIGURES.append(Cell(QUALITY_MD, DROPPED, row, "kept clean", STABILITY, percent(STABILITY, *kept, "kept_clean")))
     for noise in ("boilerplate", "seo_tail", "social", "long", "seo_lead"):
-        FIGURES.append(
-            Cell(
-                "docs/quality.md",
-                DROPPED,
-                row,
-                noise,
-                STABILITY,
-                lambda scorer=scorer, noise=noise: renderings(
-                    get(STABILITY, "scorers", scorer, "noise", noise, "kept_clean_dropped_noisy"),
-                    1,
-                    scale=100,
-                    suffix="%",
-                ),
-            )
-        )
+        dropped = percent(STABILITY, *kept, "noise", noise, "kept_clean_dropped_noisy")
+        FIGURES.append(Cell(QUALITY_MD, DROPPED, row, noise, STABILITY, dropped))
 
 # --- docs/teachers.md: the teachers on the H200, and the estimates built from them -----------------------
 
 _VARIANT = ("sections", "unet_variants")
 FIGURES += [
-    phrase(
-        "docs/teachers.md",
+    quote(
+        TEACHERS_MD,
         GPU_TEACHERS,
         "took {} ms per image as built, {} ms with fused QKV projections, {} ms with channels-last memory and {} ms "
         "with both",
         *(
-            rate(GPU_TEACHERS, *_VARIANT, variant, "ms_per_image_per_step", decimals=2)
+            (*_VARIANT, variant, "ms_per_image_per_step")
             for variant in ("as_built", "fused_qkv", "channels_last", "fused_qkv_channels_last")
         ),
+        decimals=2,
     ),
     phrase(
-        "docs/teachers.md",
+        TEACHERS_MD,
         GPU_TEACHERS,
         "SBA at {} captions/s ({} GPU-hours per 1M",
         rate(GPU_TEACHERS, "sections", "teachers", "sba", "captions_per_s", decimals=1),
         rate(GPU_TEACHERS, "sections", "teachers", "sba", "gpu_hours_per_1m_captions", decimals=2),
     ),
-    phrase(
-        "docs/teachers.md",
-        GPU_TEACHERS,
-        "VBA at {}, both teachers {}",
-        rate(GPU_TEACHERS, "summary", "teachers", "vba_gpu_hours_per_1m", decimals=1),
-        rate(GPU_TEACHERS, "summary", "teachers", "both_teachers_gpu_hours_per_1m", decimals=1),
-    ),
+    vba_and_both_teachers(TEACHERS_MD, GPU_TEACHERS, "VBA at {}, both teachers {}"),
 ]
 
 TEACHERS = "| stage | measured | GPU-hours per 1M captions |"
 _T = ("sections", "teachers")
-FIGURES += [
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SBA",
-        "measured",
-        GPU,
-        rate(GPU, *_T, "sba", "captions_per_s", decimals=1, suffix=" captions/s"),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SBA",
-        "GPU-hours",
-        GPU,
-        rate(GPU, *_T, "sba", "gpu_hours_per_1m_captions", decimals=2),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SD2 UNet, one step",
-        "measured",
-        GPU,
-        rate(GPU, *_T, "unet_step", "ms_per_image_per_step", decimals=2, suffix=" ms per image and step"),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SD2 UNet step under torch.compile",
-        "measured",
-        GPU,
-        rate(
+FIGURES += (
+    [
+        cell(TEACHERS_MD, TEACHERS, row, "measured", GPU, *_T, *keys, decimals=decimals, suffix=suffix)
+        for row, keys, decimals, suffix in (
+            ("SBA", ("sba", "captions_per_s"), 1, " captions/s"),
+            ("SD2 UNet, one step", ("unet_step", "ms_per_image_per_step"), 2, " ms per image and step"),
+            ("SD2 VAE decode", ("vae_decode", "ms_per_image"), 1, " ms per image"),
+            ("SD2 text encoder", ("text_encoder", "ms_per_image"), 1, " ms per image"),
+            ("SD2 per image", ("estimate", "sd2_ms_per_image"), 1, " ms"),
+            ("BLIP-2", ("captioner", "captions_per_s"), 1, " captions/s"),
+            ("BERTScore", ("bertscore", "captions_per_s"), 1, " captions/s"),
+        )
+    ]
+    + [
+        cell(TEACHERS_MD, TEACHERS, row, "GPU-hours", GPU, *_T, *keys, decimals=decimals)
+        for row, keys, decimals in (
+            ("SBA", ("sba", "gpu_hours_per_1m_captions"), 2),
+            ("SD2 per image", ("estimate", "sd2_gpu_hours_per_1m"), 1),
+            ("BLIP-2", ("captioner", "gpu_hours_per_1m_captions"), 2),
+            ("BERTScore", ("bertscore", "gpu_hours_per_1m_captions"), 2),
+            ("VBA", ("estimate", "vba_gpu_hours_per_1m"), 1),
+            ("both teachers", ("estimate", "both_teachers_gpu_hours_per_1m"), 1),
+        )
+    ]
+    + [
+        cell(
+            TEACHERS_MD,
+            TEACHERS,
+            "SD2 UNet step under torch.compile",
+            "measured",
             GPU,
             "sections",
             "unet_compiled",
@@ -1227,107 +946,27 @@ FIGURES += [
             decimals=2,
             suffix=" ms per image and step",
         ),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SD2 VAE decode",
-        "measured",
-        GPU,
-        rate(GPU, *_T, "vae_decode", "ms_per_image", decimals=1, suffix=" ms per image"),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SD2 text encoder",
-        "measured",
-        GPU,
-        rate(GPU, *_T, "text_encoder", "ms_per_image", decimals=1, suffix=" ms per image"),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SD2 per image",
-        "measured",
-        GPU,
-        rate(GPU, *_T, "estimate", "sd2_ms_per_image", decimals=1, suffix=" ms"),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "SD2 per image",
-        "GPU-hours",
-        GPU,
-        rate(GPU, *_T, "estimate", "sd2_gpu_hours_per_1m", decimals=1),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "BLIP-2",
-        "measured",
-        GPU,
-        rate(GPU, *_T, "captioner", "captions_per_s", decimals=1, suffix=" captions/s"),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "BLIP-2",
-        "GPU-hours",
-        GPU,
-        rate(GPU, *_T, "captioner", "gpu_hours_per_1m_captions", decimals=2),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "BERTScore",
-        "measured",
-        GPU,
-        rate(GPU, *_T, "bertscore", "captions_per_s", decimals=1, suffix=" captions/s"),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "BERTScore",
-        "GPU-hours",
-        GPU,
-        rate(GPU, *_T, "bertscore", "gpu_hours_per_1m_captions", decimals=2),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "VBA",
-        "GPU-hours",
-        GPU,
-        rate(GPU, *_T, "estimate", "vba_gpu_hours_per_1m", decimals=1),
-    ),
-    Cell(
-        "docs/teachers.md",
-        TEACHERS,
-        "both teachers",
-        "GPU-hours",
-        GPU,
-        rate(GPU, *_T, "estimate", "both_teachers_gpu_hours_per_1m", decimals=1),
-    ),
-    phrase(
-        "docs/teachers.md",
-        GPU,
-        "SD2 is {}% of the total",
-        lambda: renderings(
-            get(GPU, *_T, "estimate", "sd2_gpu_hours_per_1m")
-            / get(GPU, *_T, "estimate", "both_teachers_gpu_hours_per_1m"),
-            0,
-            scale=100,
+        phrase(
+            TEACHERS_MD,
+            GPU,
+            "SD2 is {}% of the total",
+            lambda: renderings(
+                get(GPU, *_T, "estimate", "sd2_gpu_hours_per_1m")
+                / get(GPU, *_T, "estimate", "both_teachers_gpu_hours_per_1m"),
+                0,
+                scale=100,
+            ),
         ),
-    ),
-    phrase(
-        "docs/teachers.md",
-        GPU,
-        "20 UNet steps alone cost {} GPU-hours per 1M",
-        lambda: renderings(
-            get(GPU, *_T, "settings", "steps") * get(GPU, *_T, "unet_step", "ms_per_image_per_step") / 3.6, 1
+        phrase(
+            TEACHERS_MD,
+            GPU,
+            "20 UNet steps alone cost {} GPU-hours per 1M",
+            lambda: renderings(
+                get(GPU, *_T, "settings", "steps") * get(GPU, *_T, "unet_step", "ms_per_image_per_step") / 3.6, 1
+            ),
         ),
-    ),
-]
+    ]
+)
 
 
 def _teacher_rest() -> float:
@@ -1343,6 +982,11 @@ def _sd2_ms(steps: int, compiled: bool, pixels: float = 1.0, unet_speedup: float
     return (steps * step / unet_speedup + vae) * pixels + _gpu("teachers", "text_encoder", "ms_per_image")
 
 
+def _sd2_hours(**settings) -> float:
+    """SD2's GPU-hours per 1M captions with ``settings`` (of :func:`_sd2_ms`)."""
+    return _sd2_ms(**settings) / 3.6
+
+
 ESTIMATES = "| SD2 setting |"
 for row, settings in (
     ("paper: 768 px, DPM-Solver 20 steps, eager", dict(steps=20, compiled=False)),
@@ -1354,32 +998,32 @@ for row, settings in (
     ("+ compile, fp8 UNet", dict(steps=12, compiled=True, unet_speedup=1.3)),
 ):
     FIGURES += [
-        Cell("docs/teachers.md", ESTIMATES, row, "ms per image", GPU, lambda s=settings: renderings(_sd2_ms(**s), 1)),
+        Cell(TEACHERS_MD, ESTIMATES, row, "ms per image", GPU, lambda s=settings: renderings(_sd2_ms(**s), 1)),
+        Cell(TEACHERS_MD, ESTIMATES, row, "SD2 GPU-h", GPU, lambda s=settings: renderings(_sd2_hours(**s), 1)),
         Cell(
-            "docs/teachers.md", ESTIMATES, row, "SD2 GPU-h", GPU, lambda s=settings: renderings(_sd2_ms(**s) / 3.6, 1)
-        ),
-        Cell(
-            "docs/teachers.md",
+            TEACHERS_MD,
             ESTIMATES,
             row,
             "both teachers",
             GPU,
-            lambda s=settings: renderings(_sd2_ms(**s) / 3.6 + _teacher_rest(), 1),
+            lambda s=settings: renderings(_sd2_hours(**s) + _teacher_rest(), 1),
         ),
     ]
+
+
+def _sd2_budget() -> float:
+    """The GPU-hours per 1M captions SD2 may take within the teachers' goal."""
+    return get(GPU, "summary", "goals", "teacher_gpu_hours_per_1m") - _teacher_rest()
+
+
 FIGURES += [
+    phrase(TEACHERS_MD, GPU, "plus {} GPU-hours for SBA, BLIP-2 and BERTScore", lambda: renderings(_teacher_rest(), 1)),
     phrase(
-        "docs/teachers.md",
-        GPU,
-        "plus {} GPU-hours for SBA, BLIP-2 and BERTScore",
-        lambda: renderings(_teacher_rest(), 1),
-    ),
-    phrase(
-        "docs/teachers.md",
+        TEACHERS_MD,
         GPU,
         "SD2 may cost at most {} GPU-hours ({} ms per image)",
-        lambda: renderings(get(GPU, "summary", "goals", "teacher_gpu_hours_per_1m") - _teacher_rest(), 1),
-        lambda: renderings((get(GPU, "summary", "goals", "teacher_gpu_hours_per_1m") - _teacher_rest()) * 3.6, 1),
+        lambda: renderings(_sd2_budget(), 1),
+        lambda: renderings(_sd2_budget() * 3.6, 1),
     ),
 ]
 

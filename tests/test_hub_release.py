@@ -11,13 +11,13 @@ import evaluate
 import numpy as np
 import pytest
 import torch
+from cli_run import icc
 from huggingface_hub import ModelCard
 from transformers import AutoModel, AutoTokenizer, RobertaForSequenceClassification
 
 from modeling_icc import ICCConfig, ICCForConcreteness, LiteScorer
 from modeling_icc.cli.cards import BENCH_RESULTS, SPEED_RESULTS_DIR
-from modeling_icc.cli.main import main
-from modeling_icc.hub import convert
+from modeling_icc.hub import convert, student_format
 from modeling_icc.hub.fresh_process import remote_code_scores
 from modeling_icc.scoring import load as scorer_load
 from modeling_icc.testing import save_tiny_student
@@ -33,10 +33,6 @@ AUTO_MAP = {
     "AutoModel": "modeling_icc.ICCForConcreteness",
     "AutoModelForSequenceClassification": "modeling_icc.ICCForConcreteness",
 }
-
-
-def icc(*args) -> int:
-    return main([str(arg) for arg in args])
 
 
 def files_under(folder: Path) -> set[str]:
@@ -154,7 +150,7 @@ def test_the_remote_code_check_runs_only_our_code(converted, tmp_path, edit, mes
 
 
 def test_the_committed_config_and_code_are_what_convert_writes(converted, tmp_path):
-    (config, *code) = convert.write_student_skeleton(tmp_path, ICCConfig.from_pretrained(converted))
+    (config, *code) = student_format.write_student_skeleton(tmp_path, ICCConfig.from_pretrained(converted))
     assert json.loads(config.read_text()) == json.loads((converted / "config.json").read_text())
     assert all(filecmp.cmp(file, converted / file.name, shallow=False) for file in code)
     committed = json.loads((HUB_CARDS / "icc-distilroberta" / "config.json").read_text())
@@ -260,7 +256,7 @@ def test_the_committed_zero_download_folders_are_models_that_score_as_the_shippe
     np.testing.assert_array_equal(folder_scorer.score(texts), scorer_load.load_scorer(name).score(texts))
     assert folder_scorer.model_id == str(folder)
     if name == "mini":
-        from modeling_icc.models.mini.folder import BASE_REPO_ID, BASE_REVISION
+        from modeling_icc.models.mini.repository import BASE_REPO_ID, BASE_REVISION
 
         assert config["base_model"]["repo_id"] == BASE_REPO_ID and config["base_model"]["revision"] == BASE_REVISION
         assert len(BASE_REVISION) == 40 and config["base_model"]["sha256_16"]

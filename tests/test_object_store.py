@@ -22,9 +22,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import s3fs
+from cli_run import icc
 from moto.server import ThreadedMotoServer
 
-from modeling_icc.cli.main import main
 from modeling_icc.curation.engines import in_process
 from modeling_icc.utils.locations import is_remote, location
 from modeling_icc.utils.provenance import synthetic_captions
@@ -81,10 +81,6 @@ def local_outputs(directory: Path) -> dict[str, bytes]:
 def remote_outputs(fs: s3fs.S3FileSystem, prefix: str) -> dict[str, bytes]:
     fs.invalidate_cache()
     return {Path(key).name: fs.cat_file(key) for key in sorted(fs.glob(f"{prefix}/*.parquet"))}
-
-
-def icc(*args: object) -> int:
-    return main([str(arg) for arg in args])
 
 
 def filter_job(source: object, output_dir: object, *flags: str) -> int:

@@ -13,27 +13,14 @@ import tty
 from pathlib import Path
 
 import pytest
-
-from modeling_icc.cli.main import main
+from cli_run import icc, one_line_error, written
 
 ROWS = "".join(f'{{"caption": "a dog number {i} on a red sofa"}}\n' for i in range(20))
 
 
-def icc(*args: object) -> int:
-    return main([str(arg) for arg in args])
-
-
-def one_line_error(err: str, message: str) -> None:
-    assert message in err, err
-    assert "Traceback" not in err
-    assert len(err.strip().splitlines()) == 1, err
-
-
 @pytest.fixture
 def pool(tmp_path) -> Path:
-    path = tmp_path / "y.jsonl"
-    path.write_text(ROWS)
-    return path
+    return written(tmp_path / "y.jsonl", ROWS)
 
 
 @pytest.mark.parametrize("command", [["filter", "--threshold", "0.9"], ["score"]])

@@ -8,9 +8,9 @@ from typing import ClassVar
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_run import icc
 
 from modeling_icc import load_scorer
-from modeling_icc.cli.main import main
 from modeling_icc.scoring import chunks
 from modeling_icc.scoring.progress import PROGRESS_DELAY
 from modeling_icc.utils.provenance import synthetic_captions
@@ -47,10 +47,6 @@ def bars(monkeypatch) -> list[RecordingBar]:
     monkeypatch.setattr("tqdm.auto.tqdm", RecordingBar)
     monkeypatch.setattr(chunks, "tqdm", RecordingBar)
     return RecordingBar.made
-
-
-def icc(*args) -> int:
-    return main([str(arg) for arg in args])
 
 
 def test_a_parquet_input_gives_the_bar_its_row_count(tmp_path, bars):

@@ -13,9 +13,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_run import icc
 
 from modeling_icc import LiteScorer
-from modeling_icc.cli.main import main
 from modeling_icc.curation.io.formats import detect_format
 from modeling_icc.curation.selection import KeepRule, keep_mask
 
@@ -26,10 +26,6 @@ COCO = SAMPLES / "captions_train2014.head.json"
 VSR = SAMPLES / "vsr_train.sample.tsv"
 GBC = SAMPLES / "gbc_wiki_graphs.sample.jsonl"
 LITE = LiteScorer()
-
-
-def icc(*args) -> int:
-    return main([str(arg) for arg in args])
 
 
 def read_tsv(path: Path) -> list[dict]:

@@ -14,9 +14,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from cli_run import icc
 
 from modeling_icc import LiteScorer
-from modeling_icc.cli.main import main
 from modeling_icc.curation.io import datacomp
 from modeling_icc.curation.selection import KeepRule, fit_cuts, keep_mask
 from modeling_icc.utils.provenance import synthetic_captions
@@ -60,10 +60,6 @@ def write_tar_shard(path: Path, captions: list[str], uids: list[str]) -> None:
                 info = tarfile.TarInfo(name)
                 info.size, info.mtime = len(data), 1_700_000_000
                 archive.addfile(info, io.BytesIO(data))
-
-
-def icc(*args) -> int:
-    return main([str(arg) for arg in args])
 
 
 def top_rows(values: np.ndarray, k: int) -> np.ndarray:

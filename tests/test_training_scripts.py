@@ -11,6 +11,7 @@ import pytest
 from modeling_icc import load_scorer
 from modeling_icc.teachers import SBAPipeline
 from modeling_icc.testing import save_tiny_student, training_corpus
+from modeling_icc.training.arguments import run_script
 from modeling_icc.training.distillation import PipelineConfig
 from modeling_icc.utils.errors import UserInputError
 
@@ -117,3 +118,11 @@ def test_scripts_explain_missing_inputs(tmp_path):
         _script("train_sba").main(["--output-dir", str(tmp_path)])
     with pytest.raises(UserInputError, match="exactly one of --dataset DIR or --scores TABLE"):
         _script("distill").main(["--output-dir", str(tmp_path)])
+
+
+def test_a_script_run_from_the_shell_ends_bad_input_with_one_line(monkeypatch):
+    monkeypatch.setattr("sys.argv", ["distill.py", "--output-dir", "unused"])
+    script = _script("distill")
+    with pytest.raises(SystemExit) as ended:
+        run_script(script.main, "distill")
+    assert ended.value.code == "distill: error: pass exactly one of --dataset DIR or --scores TABLE"

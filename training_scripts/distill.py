@@ -16,14 +16,13 @@ carries icc_provenance.json. A killed run restarted with the same arguments resu
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from modeling_icc.curation.io.tables import infer_format, read_table
-from modeling_icc.training.arguments import parse_script_args
+from modeling_icc.training.arguments import parse_script_args, run_script
 from modeling_icc.training.distillation import (
     DistillConfig,
     ScoreCombiner,
@@ -88,7 +87,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except UserInputError as error:
-        sys.exit(f"distill: error: {error}")
+    run_script(main, "distill")

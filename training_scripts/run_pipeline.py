@@ -12,7 +12,6 @@ step's output (e.g. combiner.json) to redo it and everything after it.
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from transformers import HfArgumentParser
 
 from modeling_icc.testing.pipeline import with_tiny_components
 from modeling_icc.testing.teachers import use_one_cpu_thread
+from modeling_icc.training.arguments import run_script
 from modeling_icc.training.distillation import PipelineConfig, run_pipeline
 from modeling_icc.training.distillation.report import format_summary
 from modeling_icc.utils.errors import UserInputError
@@ -51,7 +51,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except UserInputError as error:
-        sys.exit(f"run_pipeline: error: {error}")
+    run_script(main, "run_pipeline")

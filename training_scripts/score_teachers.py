@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -26,6 +25,7 @@ from transformers import HfArgumentParser
 from modeling_icc.models.vba.configuration_vba import VBAConfig
 from modeling_icc.teachers import SBAPipeline, VBAPipeline, load_captions, score_to_shards
 from modeling_icc.testing.pipeline import with_tiny_components
+from modeling_icc.training.arguments import run_script
 from modeling_icc.training.distillation.config import TINY_COMPONENTS, CaptionSource, PipelineConfig
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import data_path
@@ -104,7 +104,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except UserInputError as error:
-        sys.exit(f"score_teachers: error: {error}")
+    run_script(main, "score_teachers")

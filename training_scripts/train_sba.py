@@ -16,12 +16,11 @@ result loads with SBAPipeline.from_pretrained(DIR) or SBAForCaptionReconstructio
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from modeling_icc.teachers import SBAComponents, SBAPipeline, load_captions
-from modeling_icc.training.arguments import parse_script_args
+from modeling_icc.training.arguments import parse_script_args, run_script
 from modeling_icc.training.distillation.config import CaptionSource
 from modeling_icc.training.sba_projector import ProjectorTrainingArguments, train_sba
 from modeling_icc.utils.errors import UserInputError
@@ -56,7 +55,4 @@ def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except UserInputError as error:
-        sys.exit(f"train_sba: error: {error}")
+    run_script(main, "train_sba")

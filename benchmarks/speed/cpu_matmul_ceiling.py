@@ -32,10 +32,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
-from result_file import command_line
+from result_file import command_line, save
 
 from modeling_icc.scoring.devices import bf16_unavailable_reason
-from modeling_icc.utils.provenance import environment, write_json
+from modeling_icc.utils.provenance import environment
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -185,7 +185,6 @@ def main() -> None:
         f"{tokens_per_caption} tokens per caption, no padding, products only, "
         f"{batches_at_once} batch(es) at once with perfect scaling"
     )
-    write_json(out, payload)
     for name, row in shapes.items():
         bf16 = f"bf16 {row['bf16_tflops']:.2f} TFLOP/s ({row['bf16_ms']:.2f} ms)   " if "bf16_ms" in row else ""
         print(
@@ -197,9 +196,7 @@ def main() -> None:
         if f"{precision}_ceiling_captions_per_s" in payload:
             ceiling = payload[f"{precision}_ceiling_captions_per_s"]
             print(f"{precision} ceiling (products only): {ceiling:.0f} captions/s")
-    for name, reason in payload["skipped"].items():
-        print(f"{name}: skipped ({reason})")
-    print(f"wrote {out}")
+    save(out, payload)
 
 
 if __name__ == "__main__":

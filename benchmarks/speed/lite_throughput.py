@@ -10,9 +10,10 @@ delivers even while other jobs share the machine.
 
 from __future__ import annotations
 
-import argparse
 import time
 from pathlib import Path
+
+from arguments import timing_parser
 
 from modeling_icc import LiteScorer
 from modeling_icc.utils.provenance import environment, median_seconds, synthetic_captions, write_json
@@ -21,11 +22,7 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=RESULTS / "lite_throughput.json")
-    args = parser.parse_args()
+    args = timing_parser(__doc__, RESULTS / "lite_throughput.json", n=100_000, repeats=5).parse_args()
     captions = synthetic_captions(args.n, seed=0)
     scorer = LiteScorer()
     seconds, runs = median_seconds(lambda: scorer.score(captions), args.repeats)

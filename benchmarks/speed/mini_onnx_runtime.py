@@ -17,7 +17,6 @@ and int8 forms lost); ``mini_runtimes.py`` measures the shipped runtime against 
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from arguments import timing_parser
 from result_file import write_result
 
 from modeling_icc import load_scorer
@@ -121,11 +121,8 @@ def import_seconds(module: str, repeats: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=20_000, help="CC3M validation captions scored per run")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "mini_onnx_runtime.json")
-    args = parser.parse_args()
+    n_help = "CC3M validation captions scored per run"
+    args = timing_parser(__doc__, RESULTS / "mini_onnx_runtime.json", n=20_000, repeats=3, n_help=n_help).parse_args()
     import onnxruntime
 
     scorer = load_scorer("mini", device="cpu", dtype="float32")

@@ -12,7 +12,6 @@ The largest logit difference between the runtimes is recorded too.
 
 from __future__ import annotations
 
-import argparse
 import importlib.metadata
 import statistics
 import threading
@@ -22,10 +21,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from arguments import timing_parser
 from result_file import write_result
 
 from modeling_icc.models.mini.files import shipped_heads_path
-from modeling_icc.models.mini.onnx_graph import ATTENTION_MASK, INPUT_IDS, LOGITS, mini_graph
+from modeling_icc.models.mini.onnx_graph import mini_graph
+from modeling_icc.models.mini.onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS
 from modeling_icc.scoring.mini_onnx import MiniOnnxScorer, batch_threads, cpu_session
 from modeling_icc.utils.shipped_data import cc3m_captions
 
@@ -70,11 +71,7 @@ def openvino_runner(graph: Path, threads: int) -> Callable[[Batch], np.ndarray]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=20_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=RESULTS / "mini_openvino.json")
-    args = parser.parse_args()
+    args = timing_parser(__doc__, RESULTS / "mini_openvino.json", n=20_000, repeats=3).parse_args()
     graph, _ = mini_graph(shipped_heads_path())
     batches = recorded_batches(args.n)
     threads = batch_threads()

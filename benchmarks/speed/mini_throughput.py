@@ -16,17 +16,17 @@ JSON's ``skipped`` entry says why.
 
 from __future__ import annotations
 
-import argparse
 import os
 from pathlib import Path
 
 import numpy as np
 import torch
-from result_file import command_line
+from arguments import timing_parser
+from result_file import command_line, save
 
 from modeling_icc import load_scorer
 from modeling_icc.scoring.devices import bf16_unavailable_reason
-from modeling_icc.utils.provenance import environment, median_seconds, synthetic_captions, write_json
+from modeling_icc.utils.provenance import environment, median_seconds, synthetic_captions
 from modeling_icc.utils.shipped_data import cc3m_captions
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -37,11 +37,8 @@ def caption_sets(n: int) -> dict[str, list[str]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=2000, help="captions per timed run (per caption set)")
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--out", type=Path, default=RESULTS / "mini_throughput_cpu.json")
-    args = parser.parse_args()
+    n_help = "captions per timed run (per caption set)"
+    args = timing_parser(__doc__, RESULTS / "mini_throughput_cpu.json", n=2000, repeats=7, n_help=n_help).parse_args()
     no_bf16 = bf16_unavailable_reason(torch.device("cpu"))
     dtypes = ["float32"] + ([] if no_bf16 else ["bfloat16"])
     scorers = {"lite": load_scorer("lite")} | {f"mini_{dtype}": load_scorer("mini", dtype=dtype) for dtype in dtypes}
@@ -74,13 +71,10 @@ def main() -> None:
         "results": results,
         "skipped": {} if no_bf16 is None else {"bfloat16": no_bf16},
     }
-    write_json(args.out, payload)
     for source, row in results.items():
         rates = ", ".join(f"{name} {row[name]['captions_per_s']:,.0f}/s" for name in scorers)
         print(f"{source} ({row['n']} captions, {row['mean_tokens']:.1f} tokens): {rates}")
-    for name, reason in payload["skipped"].items():
-        print(f"{name} skipped: {reason}")
-    print(f"wrote {args.out}")
+    save(args.out, payload)
 
 
 if __name__ == "__main__":

@@ -13,12 +13,12 @@ emoji, repeated punctuation: every caption on the slow path). Wall-clock medians
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from pathlib import Path
 
 import numpy as np
+from arguments import timing_parser
 from result_file import write_result
 
 from modeling_icc import load_scorer
@@ -59,11 +59,7 @@ def alternate(runs: dict[str, callable], repeats: int) -> dict[str, list[float]]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=2000)
-    parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--out", type=Path, default=RESULTS / "normalization_overhead.json")
-    args = parser.parse_args()
+    args = timing_parser(__doc__, RESULTS / "normalization_overhead.json", n=2000, repeats=5).parse_args()
     mini = load_scorer("mini")
     scorers = {
         "mini": (mini, MiniBefore(mini.model, mini.tokenizer, dtype=mini.dtype)),

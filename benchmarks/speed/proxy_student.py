@@ -14,6 +14,8 @@ regression head fitted to the lite model's scores so that outputs spread over
 
 from __future__ import annotations
 
+import json
+
 import torch
 from safetensors.torch import load_file
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
@@ -23,6 +25,12 @@ from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
 from modeling_icc.scoring.lite import LiteScorer
 from modeling_icc.utils.provenance import synthetic_captions
 from modeling_icc.utils.shipped_data import dev_split
+
+#: What the student takes from MiniLM's ``config.json`` as it is (the shape of the ported encoder).
+PORTED_CONFIG_KEYS = (
+    "vocab_size hidden_size num_hidden_layers num_attention_heads intermediate_size type_vocab_size layer_norm_eps "
+    "pad_token_id"
+).split()
 
 
 def _minilm_dir():
@@ -37,16 +45,10 @@ def ported_minilm_student() -> tuple[ICCForConcreteness, PreTrainedTokenizerBase
     """all-MiniLM-L6-v2's trained encoder inside an ICC student (head still random)."""
     path = _minilm_dir()
     weights = load_file(path / "model.safetensors")
+    base = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    # One position more than BERT's: the position embeddings gain a row for RoBERTa's padding offset (below).
     config = ICCConfig(
-        vocab_size=30522,
-        hidden_size=384,
-        num_hidden_layers=6,
-        num_attention_heads=12,
-        intermediate_size=1536,
-        max_position_embeddings=513,
-        type_vocab_size=2,
-        layer_norm_eps=1e-12,
-        pad_token_id=0,
+        **{key: base[key] for key in PORTED_CONFIG_KEYS}, max_position_embeddings=base["max_position_embeddings"] + 1
     )
     model = ICCForConcreteness(config)
     state = {}

@@ -27,5 +27,13 @@ def write_result(benchmark: str, out: Path, results: dict[str, Any], device: str
         "environment": environment(device),
         "results": results,
     }
+    save(out, payload)
+
+
+def save(out: Path, payload: dict[str, Any]) -> None:
+    """Write ``payload`` to ``out``, then say what the run skipped (``payload["skipped"]``: name -> reason, if
+    any) and where the JSON went."""
     write_json(out, payload)
+    for name, reason in payload.get("skipped", {}).items():
+        print(f"{name} skipped: {reason}")
     print(f"wrote {out}")

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from result_file import save
 
 from modeling_icc import NeuralScorer
 from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
@@ -40,7 +41,6 @@ from modeling_icc.utils.provenance import (
     median_seconds,
     stand_in_tokenizer,
     synthetic_captions,
-    write_json,
 )
 from modeling_icc.utils.shipped_data import dev_split
 
@@ -158,13 +158,10 @@ def main() -> None:
         "skipped": {} if no_bf16 is None else {"bfloat16": no_bf16},
     }
     out = args.out or RESULTS / f"student_throughput_{device.split(':')[0]}.json"
-    write_json(out, payload)
     for name, row in results.items():
         extra = f"  x{row['speedup_vs_naive']:.2f} vs naive" if "speedup_vs_naive" in row else ""
         print(f"{name:24s} {row['captions_per_s']:10.1f} captions/s{extra}")
-    for name, reason in payload["skipped"].items():
-        print(f"{name:24s} skipped: {reason}")
-    print(f"wrote {out}")
+    save(out, payload)
 
 
 if __name__ == "__main__":

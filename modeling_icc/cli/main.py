@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from importlib import import_module
+from types import ModuleType
 
 from ..utils.errors import UserInputError
 from ..version import __version__
@@ -33,6 +34,8 @@ COMMANDS = {
 #: Environment switches of the libraries' own progress bars, read when each is imported
 #: (huggingface_hub's also covers transformers' "Loading weights" and "Writing model shards").
 LIBRARY_BAR_SWITCHES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+#: One imported library's bars: ``(switch, is_on, turn_off, turn_on)``.
+LibraryBars = tuple[str, Callable[[], bool], Callable[[], None], Callable[[], None]]
 
 
 @contextmanager
@@ -58,16 +61,11 @@ def library_bars_off() -> Iterator[None]:
                     os.environ.pop(name, None)
 
 
-def _imported_library_bars() -> Iterator[tuple[str, Callable[[], bool], Callable[[], None], Callable[[], None]]]:
-    """``(switch, is_on, turn_off, turn_on)`` for each library already imported."""
+def _imported_library_bars() -> Iterator[LibraryBars]:
+    """The bars of each library already imported."""
     hub = sys.modules.get("huggingface_hub.utils")
     if hub is not None:
-        yield (
-            LIBRARY_BAR_SWITCHES[0],
-            lambda: not hub.are_progress_bars_disabled(),
-            hub.disable_progress_bars,
-            hub.enable_progress_bars,
-        )
+        yield _hub_style_bars(LIBRARY_BAR_SWITCHES[0], hub)
     logging = sys.modules.get("transformers.utils.logging")
     if logging is not None:
         yield (
@@ -78,12 +76,17 @@ def _imported_library_bars() -> Iterator[tuple[str, Callable[[], bool], Callable
         )
     bars = sys.modules.get("datasets.utils.tqdm")
     if bars is not None:
-        yield (
-            LIBRARY_BAR_SWITCHES[1],
-            lambda: not bars.are_progress_bars_disabled(),
-            bars.disable_progress_bars,
-            bars.enable_progress_bars,
-        )
+        yield _hub_style_bars(LIBRARY_BAR_SWITCHES[1], bars)
+
+
+def _hub_style_bars(switch: str, module: ModuleType) -> LibraryBars:
+    """The bars of a library whose ``module`` has huggingface_hub's progress-bar functions (as datasets')."""
+    return (
+        switch,
+        lambda: not module.are_progress_bars_disabled(),
+        module.disable_progress_bars,
+        module.enable_progress_bars,
+    )
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

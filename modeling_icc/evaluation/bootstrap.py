@@ -7,12 +7,6 @@ Kept free of scipy so that ``icc bench --help`` reads the defaults without loadi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-import numpy as np
-
-if TYPE_CHECKING:
-    from .metrics import CorrelationReport
 
 
 @dataclass(frozen=True)
@@ -22,12 +16,6 @@ class Bootstrap:
     n_bootstrap: int = 1000
     seed: int = 0
     confidence: float = 0.95
-
-    def correlate(self, scores: np.ndarray, labels: np.ndarray) -> CorrelationReport:
-        """:func:`~modeling_icc.evaluation.metrics.correlate` with these settings."""
-        from .metrics import correlate  # scipy: loaded only when a benchmark runs
-
-        return correlate(scores, labels, n_bootstrap=self.n_bootstrap, seed=self.seed, confidence=self.confidence)
 
 
 #: The settings a run gets unless told others.

@@ -18,7 +18,7 @@ from ..scoring.base import ConcretenessScorer
 from .bootstrap import DEFAULT_BOOTSTRAP, Bootstrap
 from .data import IN_SAMPLE_NOTES, PUBLISHED, BenchmarkSet
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # scipy: loaded only when a benchmark runs (``icc bench --help`` imports this module)
     from .metrics import CorrelationReport
 
 #: Row label of the scores that ship with a benchmark file (the published model's ``icc_score``).
@@ -95,6 +95,8 @@ def run_benchmarks(
     progress: bool = True,
 ) -> tuple[list[BenchResult], list[Skipped]]:
     """Every scorer on every benchmark, in the given order; reference rows only where the data has them."""
+    from .metrics import correlate  # scipy: loaded only when a benchmark runs
+
     results, skipped = [], []
     pairs = [(benchmark, entry) for benchmark in benchmarks for entry in scorers]
     # disable=None: the bar shows on a terminal only
@@ -108,10 +110,10 @@ def run_benchmarks(
                 reason = f"{PUBLISHED} scores were released for the clean captions only"
             skipped.append(Skipped(benchmark.name, entry.name, reason))
             continue
-        report = bootstrap.correlate(scores, benchmark.labels)
+        report = correlate(scores, benchmark.labels, bootstrap)
         note = IN_SAMPLE_NOTES.get(benchmark.data_id, "") if benchmark.data_id in entry.in_sample else ""
         clean = next((r for r in results if r.benchmark == benchmark.clean_of and r.scorer.name == entry.name), None)
-        versus_clean = None if clean is None else bootstrap.correlate(scores, clean.scores)
+        versus_clean = None if clean is None else correlate(scores, clean.scores, bootstrap)
         kept = kept_fractions(scores, benchmark) if benchmark.groups else None
         results.append(BenchResult(benchmark.name, entry, scores, report, seconds, note, versus_clean, kept))
     return results, skipped

@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 from scipy import stats
 
-from .bootstrap import DEFAULT_BOOTSTRAP
+from .bootstrap import DEFAULT_BOOTSTRAP, Bootstrap
 
 METRICS = ("pearson", "spearman", "kendall")
 #: Bootstrap resamples handled per vectorized step (bounds memory on large benchmarks).
@@ -86,27 +86,21 @@ def complete_pairs(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, 
     return scores[keep], labels[keep]
 
 
-def correlate(
-    scores: np.ndarray,
-    labels: np.ndarray,
-    *,
-    n_bootstrap: int = DEFAULT_BOOTSTRAP.n_bootstrap,
-    seed: int = DEFAULT_BOOTSTRAP.seed,
-    confidence: float = DEFAULT_BOOTSTRAP.confidence,
-) -> CorrelationReport:
+def correlate(scores: np.ndarray, labels: np.ndarray, bootstrap: Bootstrap = DEFAULT_BOOTSTRAP) -> CorrelationReport:
     """The three correlations with percentile bootstrap intervals.
 
-    The same ``n_bootstrap`` resamples (drawn with ``numpy.random.default_rng(seed)``)
+    The same ``bootstrap.n_bootstrap`` resamples (drawn with ``numpy.random.default_rng(bootstrap.seed)``)
     serve all three metrics, so a given seed always gives the same intervals.
     Resamples in which a side is constant are left out of the percentiles.
     """
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if not 0.0 < bootstrap.confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {bootstrap.confidence}")
     x, y = complete_pairs(scores, labels)
     n = x.shape[0]
     points = {"pearson": pearson(x, y), "spearman": spearman(x, y), "kendall": kendall(x, y)}
-    samples = _bootstrap(x, y, n_bootstrap, seed) if n >= 3 and n_bootstrap > 0 else None
-    tail = (1.0 - confidence) / 2.0 * 100.0
+    n_bootstrap = bootstrap.n_bootstrap
+    samples = _bootstrap(x, y, n_bootstrap, bootstrap.seed) if n >= 3 and n_bootstrap > 0 else None
+    tail = (1.0 - bootstrap.confidence) / 2.0 * 100.0
     estimates = {}
     for name, value in points.items():
         low = high = float("nan")

@@ -26,6 +26,7 @@ from ..scoring.base import ConcretenessScorer
 from ..utils.caption_noise import BENCHMARK_NOISE, NOISE_TYPES, NoiseVocabulary, add_noise
 from .bootstrap import DEFAULT_BOOTSTRAP, Bootstrap
 from .data import NOISE_SEED
+from .metrics import correlate
 from .report import save_figure
 
 #: The keep/drop decision whose flips are counted: the usual ``icc filter`` threshold.
@@ -60,7 +61,7 @@ def noise_stability(
             noisy = scorer.score(copies[kind], errors="nan", raw=True).astype(float)
             kept_noisy = keep_mask(noisy, rule)
             per_type[kind] = {
-                "versus_clean": bootstrap.correlate(noisy, clean).to_dict(),
+                "versus_clean": correlate(noisy, clean, bootstrap).to_dict(),
                 "mean_abs_change": float(np.nanmean(np.abs(noisy - clean))),
                 "mean_change": float(np.nanmean(noisy - clean)),
                 "decision_flips": float((kept_clean != kept_noisy).mean()),

@@ -1,12 +1,8 @@
-"""Our checkpoint format for a student, and the conversion into it.
+"""The conversion of a student into our checkpoint format (``student_format.py``).
 
-Our format: ``model.safetensors``, ``config.json`` with ``model_type: icc`` and an
-``auto_map`` for every Auto class (so ``trust_remote_code`` users need no package), the
-modeling code files, the tokenizer. ``icc convert`` turns a checkpoint in the published
-format (``moranyanuka/icc``: ``RobertaForSequenceClassification``) into it, with the same
-tensors and the same raw scores; ``icc push --kind model`` re-saves every student through
-it; ``icc cards --all`` writes its weight-free part (config and code) for the committed
-``hub_cards/icc-distilroberta``.
+``icc convert`` turns a checkpoint in the published format (``moranyanuka/icc``:
+``RobertaForSequenceClassification``) into it, with the same tensors and the same raw scores;
+``icc push --kind model`` re-saves every student through it.
 """
 
 from __future__ import annotations
@@ -16,15 +12,13 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import torch
-from transformers import PreTrainedTokenizerBase
-from transformers.dynamic_module_utils import custom_object_save
 
-from ..models.icc import ICCConfig, ICCForConcreteness
+from ..models.icc import ICCForConcreteness
 from ..scoring.load import load_scorer
 from ..utils.errors import UserInputError
 from ..utils.shipped_data import paper_examples
 from .fresh_process import remote_code_scores
+from .student_format import save_student
 
 #: The most a converted model's raw score may move (fp32, same tensors; only the code path differs).
 SCORE_TOLERANCE = 1e-5
@@ -65,23 +59,3 @@ def convert_student(source: str | os.PathLike, folder: Path, card: str | os.Path
         "AutoModel.from_pretrained(folder, trust_remote_code=True) in a fresh process without the package "
         "gives the same raw scores",
     ]
-
-
-def save_student(model: ICCForConcreteness, tokenizer: PreTrainedTokenizerBase, folder: Path) -> Path:
-    """Weights (safetensors), config with the full ``auto_map`` (``ICCConfig`` carries it), code files and tokenizer."""
-    model.save_pretrained(folder, safe_serialization=True)
-    tokenizer.save_pretrained(folder)
-    return folder
-
-
-def write_student_skeleton(folder: Path, config: ICCConfig | None = None) -> list[Path]:
-    """What :func:`save_student` writes apart from the weights and tokenizer, for ``config``
-    (default: the DistilRoBERTa-base shape of the published student): ``config.json`` and the code."""
-    with torch.device("meta"):  # the classes' code is saved, no weights are made
-        model = ICCForConcreteness(config or ICCConfig())
-    model.config.architectures = [type(model).__name__]
-    model.config.dtype = torch.float32
-    folder.mkdir(parents=True, exist_ok=True)
-    written = custom_object_save(model, folder, config=model.config)
-    model.config.save_pretrained(folder)
-    return [folder / "config.json", *written]

@@ -22,8 +22,8 @@ from .cards import (
     published_student_card,
     zero_download_card,
 )
-from .convert import write_student_skeleton
 from .results_schema import BenchResults, read_speed_results
+from .student_format import write_student_skeleton
 
 #: Where the folders live in a checkout (``icc cards --output-dir`` and ``icc push --card`` defaults).
 HUB_CARDS_DIR = Path("hub_cards")
@@ -63,7 +63,7 @@ def zero_download_files(name: str) -> dict[str, bytes]:
     from the files shipped in the package (mini: the heads and the base encoder's Hub id and revision;
     lite: its weights and lexicon). A model without a repository layout is published as its card alone."""
     if name == MINI_MODEL_ID:
-        from ..models.mini.folder import folder_files
+        from ..models.mini.repository import folder_files
 
         return folder_files()
     if name == LITE_MODEL_ID:

@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 from ..utils.errors import UserInputError
+from .student_format import write_student_skeleton
 
 
 def remote_code_scores(folder: Path, texts: list[str]) -> list[float]:
@@ -39,8 +40,6 @@ def remote_code_scores(folder: Path, texts: list[str]) -> list[float]:
 def refuse_foreign_code(folder: Path) -> None:
     """Refuse, in one line, a folder whose Python files or ``auto_map`` entries are not exactly the code this
     package writes for a student: checking a folder must never run code that is not ours."""
-    from .convert import write_student_skeleton
-
     with tempfile.TemporaryDirectory() as scratch:
         ours = {path.name: path.read_bytes() for path in write_student_skeleton(Path(scratch)) if path.suffix == ".py"}
     for path in sorted(folder.glob("*.py")):

@@ -1,11 +1,13 @@
 """``TrainingArguments`` with what the paper's two training runs (SBA projector, student) share,
-and the command-line parsing of the training scripts (``HfArgumentParser``)."""
+and the command line of the training scripts: their parsing (``HfArgumentParser``) and how they end on
+bad input."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import torch
@@ -58,3 +60,12 @@ def parse_script_args(types: tuple[type, ...], argv: list[str] | None, descripti
         args += RENAMED_OPTIONS.get(option, [option])
     parser = HfArgumentParser(types, description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     return parser.parse_args_into_dataclasses(args)
+
+
+def run_script(main: Callable[[], None], name: str) -> None:
+    """Run the training script ``name``'s ``main``: bad input (:class:`UserInputError`) ends it with one line,
+    ``NAME: error: ...``, and exit status 1, as argparse ends a bad option, instead of a traceback."""
+    try:
+        main()
+    except UserInputError as error:
+        sys.exit(f"{name}: error: {error}")

@@ -54,6 +54,7 @@ from .heads import (  # noqa: F401 (RATING_* re-exported for the fit)
     head_outputs,
     token_terms,
 )
+from .repository import base_folder, download_repo, is_mini_folder
 
 
 @dataclass
@@ -200,16 +201,14 @@ class MiniICCModel(BertPreTrainedModel):
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: str | os.PathLike, *args, **kwargs) -> MiniICCModel:
         """A folder written by ``save_pretrained`` loads as usual; a mini repository (local or on the Hub:
-        ``config.json``, the heads and the base encoder's Hub id, see :mod:`.folder`) is built from the
+        ``config.json``, the heads and the base encoder's Hub id, see :mod:`.repository`) is built from the
         base encoder and its heads, so ``AutoModel.from_pretrained("ORG/icc-mini")`` works."""
-        from .folder import download_repo, is_mini_folder, load_folder
-
         offline = bool(kwargs.get("local_files_only", False))
         folder = Path(os.fspath(pretrained_model_name_or_path))
         if not folder.exists():
             folder = download_repo(os.fspath(pretrained_model_name_or_path), kwargs.get("revision"), offline) or folder
         if is_mini_folder(folder):
-            return load_folder(folder, local_files_only=offline)[0]
+            return cls.from_base_and_heads(folder / HEADS_FILE, base_folder(folder, local_files_only=offline))
         return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
 
     @classmethod

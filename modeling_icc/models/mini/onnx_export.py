@@ -16,7 +16,7 @@ import torch
 
 from .fast_encoder import FastMiniEncoder, layers_read, read_mini
 from .heads import head_outputs
-from .onnx_graph import ATTENTION_MASK, INPUT_IDS, LOGITS
+from .onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS
 
 #: ONNX opset of the export (ONNX Runtime >= 1.14 runs it).
 OPSET = 17
