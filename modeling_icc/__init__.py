@@ -26,7 +26,7 @@ _LAZY_NAMES = {
     "KeepRule": "curation.selection",
     "FilterOptions": "curation.filter_options",
     "JobSpec": "curation.job_spec",
-    "ScoringOptions": "curation.job_spec",
+    "ScoringOptions": "scoring.options",
     "run_job": "curation.engines.jobs",
     "ConcretenessScorer": "scoring.base",
     "prepare_texts": "scoring.inputs",

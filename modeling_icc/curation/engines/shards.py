@@ -59,7 +59,6 @@ from tqdm.auto import tqdm
 
 from ...scoring.base import ConcretenessScorer
 from ...scoring.devices import FORCE_FP32_ENV
-from ...scoring.load import effective_device_and_dtype
 from ...utils import resumable
 from ...utils.errors import UserInputError
 from ...utils.locations import Location, fingerprint, glob_remote, is_remote, location, remove_tree, storage_errors
@@ -248,8 +247,10 @@ def run_shard_job(job: ShardJob, scorer: ConcretenessScorer | None = None) -> di
         datacomp.check_subset_path(job.datacomp_subset, writable=True)
     shards = plan_shards(job)
     scoring = job.scoring
-    device, dtype = effective_device_and_dtype(scoring.model, scoring.device, scoring.dtype)
-    job = replace(job, scoring=replace(scoring, device=device, dtype=dtype))  # recorded, and used by every worker
+    execution = scoring.execution()
+    job = replace(
+        job, scoring=replace(scoring, device=execution.device, dtype=execution.dtype)
+    )  # recorded, used by all
     start = time.perf_counter()
     with resumable.locked(job.output_dir):
         _bind_settings(job)

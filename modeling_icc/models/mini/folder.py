@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ...utils.errors import CheckpointError
 from ...utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
-from .files import recorded_base_sha
+from .files import MINI_MODEL_TYPE, recorded_base_sha
 from .modeling_mini import (
     BASE_WEIGHTS_FILE,
     HEADS_FILE,
@@ -26,8 +26,6 @@ from .modeling_mini import (
     shipped_heads_path,
 )
 
-#: ``model_type`` in a mini folder's ``config.json``.
-MINI_MODEL_TYPE = "icc_mini"
 #: The Hub repository and commit of the base encoder whose weights the pip package ships.
 BASE_REPO_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BASE_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"

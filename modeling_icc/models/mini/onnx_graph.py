@@ -44,7 +44,7 @@ logger = logging.getLogger(__name__)
 
 #: Environment variable naming the folder of built graphs (default: ``$XDG_CACHE_HOME/icc`` or ``~/.cache/icc``).
 CACHE_DIR_ENV = "ICC_CACHE_DIR"
-#: Environment variable that picks mini's runtime (``scoring/runtimes.py``): ``torch`` scores without the graph.
+#: Environment variable that picks mini's runtime (``scoring/execution.py``): ``torch`` scores without the graph.
 RUNTIME_ENV = "ICC_MINI_RUNTIME"
 #: The graph's inputs and output, by name.
 INPUT_IDS, ATTENTION_MASK, LOGITS = "input_ids", "attention_mask", "logits"
