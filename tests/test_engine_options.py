@@ -45,15 +45,72 @@ def test_every_filter_option_is_a_keyword_of_each_engine_with_the_specs_default(
         assert parameters[option.name].default == option.default, option.name
 
 
-@pytest.mark.parametrize(
-    "engine",
-    [hf_engine.add_icc_scores, hf_engine.filter_by_icc, ray_engine.add_icc_scores],
-    ids=["datasets.add_icc_scores", "datasets.filter_by_icc", "ray.add_icc_scores"],
-)
+SCORING_ENGINES = {
+    "datasets.add_icc_scores": hf_engine.add_icc_scores,
+    "datasets.filter_by_icc": hf_engine.filter_by_icc,
+    "ray.add_icc_scores": ray_engine.add_icc_scores,
+    "ray.filter_by_icc": ray_engine.filter_by_icc,
+}
+
+
+@pytest.mark.parametrize("engine", SCORING_ENGINES.values(), ids=SCORING_ENGINES)
 def test_every_scoring_option_is_a_keyword_of_each_engine_with_the_specs_default(engine):
     parameters = inspect.signature(engine).parameters
     for option in dataclasses.fields(ScoringOptions):
         assert parameters[option.name].default == option.default, option.name
+        assert parameters[option.name].annotation == option.type, option.name
+
+
+@pytest.mark.parametrize("engine", [hf_engine.add_icc_scores, ray_engine.add_icc_scores], ids=["datasets", "ray"])
+def test_add_icc_scores_takes_the_model_third_by_position_and_the_other_scoring_options_by_keyword(engine):
+    """The generated signature keeps the one users call: ``add_icc_scores(dataset, column, model, ...)``."""
+    parameters = inspect.signature(engine).parameters
+    assert list(parameters)[:3] == ["dataset", "column", "model"]
+    assert parameters["model"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    for option in dataclasses.fields(ScoringOptions):
+        if option.name != "model":
+            assert parameters[option.name].kind is inspect.Parameter.KEYWORD_ONLY, option.name
+    assert "scoring_options" not in parameters
+
+
+def test_the_datasets_engine_keeps_its_positional_order_and_takes_the_model_by_position():
+    assert list(inspect.signature(hf_engine.add_icc_scores).parameters)[:5] == [
+        *("dataset", "column", "model", "map_batch_size", "output_column"),
+    ]
+    scored = hf_engine.add_icc_scores(datasets.Dataset.from_dict({"text": ["a dog on a beach"]}), "text", "lite")
+    assert scored["icc_model"] == ["lite"]
+    filter_parameters = inspect.signature(hf_engine.filter_by_icc).parameters
+    assert list(filter_parameters)[:4] == ["dataset", "threshold", "top_fraction", "top_k"]
+    assert filter_parameters["model"].kind is inspect.Parameter.KEYWORD_ONLY
+
+
+@pytest.mark.parametrize("engine", [hf_engine.add_icc_scores, hf_engine.filter_by_icc], ids=["add", "filter"])
+def test_a_bad_scoring_option_is_refused_by_each_engine_before_any_row_is_read(engine, monkeypatch):
+    monkeypatch.setattr(hf_engine, "_check_dataset", lambda dataset: 1 / 0)  # never reached
+    rows = datasets.Dataset.from_dict({"caption": ["a dog"]})
+    rule = {"threshold": 0.5} if engine is hf_engine.filter_by_icc else {}
+    with pytest.raises(ValueError, match="batch_size must be positive, got 0"):
+        engine(rows, batch_size=0, **rule)
+    with pytest.raises(TypeError, match="batch_size must be a whole number or None, got str '8'"):
+        engine(rows, batch_size="8", **rule)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'batchsize'"):
+        engine(rows, batchsize=8, **rule)
+
+
+def test_takes_scoring_options_needs_a_keyword_only_slot_and_a_real_parameter_to_put_the_model_after():
+    from modeling_icc.scoring.options import takes_scoring_options
+
+    def engine(dataset, scoring_options, column=None): ...
+
+    with pytest.raises(TypeError, match="keyword-only"):
+        takes_scoring_options()(engine)
+
+    def keyword_engine(dataset, *, scoring_options): ...
+
+    with pytest.raises(TypeError, match="no parameter 'colum'"):
+        takes_scoring_options(model_after="colum")(keyword_engine)
+    wrapped = takes_scoring_options()(lambda dataset, *, scoring_options: scoring_options)
+    assert wrapped(None, model="lite", batch_size=2) == ScoringOptions("lite", batch_size=2)
 
 
 def test_ray_filter_passes_its_scoring_options_to_ray_add_icc_scores():
@@ -171,7 +228,7 @@ CHANGED_SCORING = {
 @pytest.mark.dtype
 @pytest.mark.parametrize("name", CHANGED_SCORING)
 def test_each_scoring_option_given_to_the_datasets_engine_reaches_the_scorers_loader(name, monkeypatch):
-    from modeling_icc.curation import job_spec
+    from modeling_icc.scoring import options
     from modeling_icc.scoring.load import load_scorer
 
     calls = []
@@ -180,7 +237,7 @@ def test_each_scoring_option_given_to_the_datasets_engine_reaches_the_scorers_lo
         calls.append({"device": device, "dtype": dtype, "batch_size": batch_size, **options})
         return load_scorer("lite")
 
-    monkeypatch.setattr(job_spec, "load_scorer", recording_load_scorer)
+    monkeypatch.setattr(options, "load_scorer", recording_load_scorer)
     hf_engine.add_icc_scores(
         datasets.Dataset.from_dict({"caption": ["a dog"]}), model="mini", **{name: CHANGED_SCORING[name]}
     )

@@ -15,10 +15,11 @@ from cli_run import icc
 from huggingface_hub import ModelCard
 from transformers import AutoModel, AutoTokenizer, RobertaForSequenceClassification
 
-from modeling_icc import ICCConfig, ICCForConcreteness, LiteScorer
+from modeling_icc import ICCConfig, ICCForConcreteness
 from modeling_icc.cli.cards import BENCH_RESULTS, SPEED_RESULTS_DIR
 from modeling_icc.hub import convert, student_format
 from modeling_icc.hub.fresh_process import remote_code_scores
+from modeling_icc.models.lite.folder import LITE_MODEL_TYPE
 from modeling_icc.scoring import load as scorer_load
 from modeling_icc.testing import save_tiny_student
 from modeling_icc.utils.errors import UserInputError
@@ -317,7 +318,7 @@ def test_a_mini_folder_naming_other_base_weights_is_refused(tmp_path, monkeypatc
 
 def test_a_new_zero_download_model_needs_only_its_name_and_results(tmp_path, monkeypatch, capsys):
     """What adding "mini" takes: its entry in ZERO_DOWNLOAD_MODELS and its results files."""
-    monkeypatch.setitem(scorer_load.ZERO_DOWNLOAD_MODELS, "toy", lambda **_: LiteScorer())
+    monkeypatch.setitem(scorer_load.ZERO_DOWNLOAD_MODELS, "toy", LITE_MODEL_TYPE)  # scored by lite's loader
     results = tmp_path / "results"
     results.mkdir()
     bench = json.loads((REPO_ROOT / "tests/fixtures/publish/bench_results.json").read_text())

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import modeling_icc
-from modeling_icc import LiteScorer, ModelNotAvailableError, load_scorer
+from modeling_icc import LiteScorer, ModelNotAvailableError, ScoringOptions, load_scorer
 from modeling_icc.hub import measurement
 from modeling_icc.hub.measurement import compute_icc, metric_path, model_for_config, module_script
 
@@ -128,10 +128,11 @@ def test_the_module_scores_in_fp32_on_cpu_even_where_the_library_runs_bf16(monke
     import torch
 
     monkeypatch.delenv("ICC_FORCE_FP32", raising=False)
-    monkeypatch.setattr("modeling_icc.scoring.runtimes.cpu_has_native_bf16", lambda: True)
+    monkeypatch.setattr("modeling_icc.scoring.hardware.cpu_has_native_bf16", lambda: True)
     assert load_scorer("mini", device="cpu").dtype == torch.bfloat16  # the library's default here
-    assert str(measurement._scorer("mini", "cpu", None, None).dtype) in ("float32", "torch.float32")
-    assert measurement._scorer("mini", "cpu", "bfloat16", None).dtype == torch.bfloat16  # asked for: honoured
+    assert str(measurement._scorer(ScoringOptions("mini", device="cpu")).dtype) in ("float32", "torch.float32")
+    asked = ScoringOptions("mini", device="cpu", dtype="bfloat16")
+    assert measurement._scorer(asked).dtype == torch.bfloat16  # asked for: honoured
     scores = compute_icc(CAPTIONS[:2], model_id="mini", device="cpu")["icc_scores"]
     expected = load_scorer("mini", "cpu", "float32").score(CAPTIONS[:2])
     np.testing.assert_array_equal(np.asarray(scores, dtype=np.float32), expected)

@@ -11,7 +11,7 @@ import pytest
 
 import modeling_icc
 from modeling_icc.cli.main import main
-from modeling_icc.curation.engines.jobs import run_job
+from modeling_icc.curation.engines.run import run_job
 from modeling_icc.curation.filter_options import FilterOptions
 from modeling_icc.curation.job_spec import JobSpec, ScoringOptions
 from modeling_icc.curation.selection import KeepRule
@@ -59,12 +59,17 @@ def _defaults_in(path: Path) -> list[tuple[str, int, ast.expr]]:
 
 
 def test_each_option_has_its_default_written_once_in_the_job_layer():
-    """In ``curation/`` and ``cli/`` a parameter or field named as an option defaults to ``None`` (the spec's
-    choice), to a named constant or the spec's own attribute (``ScoringOptions.compile``), or is not
-    defaulted; a written value (a number, a string, a tuple) appears once per option."""
+    """In ``curation/``, ``cli/`` and ``scoring/options.py`` a parameter or field named as an option defaults to
+    ``None`` (the spec's choice), to a named constant or the spec's own attribute, or is not defaulted; a written
+    value (a number, a string, a tuple) appears once per option."""
     names = set().union(*OPTIONS.values())
     written: dict[str, list[str]] = {}
-    for path in sorted([*(PACKAGE / "curation").rglob("*.py"), *(PACKAGE / "cli").rglob("*.py")]):
+    layer = [
+        *(PACKAGE / "curation").rglob("*.py"),
+        *(PACKAGE / "cli").rglob("*.py"),
+        PACKAGE / "scoring" / "options.py",
+    ]
+    for path in sorted(layer):
         for name, line, default in _defaults_in(path):
             literal = isinstance(default, ast.Constant | ast.Tuple | ast.List) and not (
                 isinstance(default, ast.Constant) and default.value is None
@@ -93,7 +98,7 @@ def test_the_cli_package_imports_no_reader_writer_or_format_module():
             elif isinstance(node, ast.Import):
                 imported.update((alias.name, path.name) for alias in node.names)
     assert [pair for pair in imported if "curation.io" in pair[0]] == []
-    assert ("..curation.engines.jobs", "filter.py") in imported and ("..curation.engines.jobs", "score.py") in imported
+    assert ("..curation.engines.run", "filter.py") in imported and ("..curation.engines.run", "score.py") in imported
 
 
 @pytest.mark.parametrize(
@@ -113,9 +118,7 @@ def test_the_cli_package_imports_no_reader_writer_or_format_module():
         (dict(inputs=("a.txt",), uid_column="id"), "--uid-column names the uids"),
         (dict(inputs=("a.txt",), datacomp_subset="s.npy"), "needs a filter rule"),
         (dict(inputs=("a.txt",), output_format="docx"), "--output-format must be one of"),
-        (dict(inputs=("a.txt",), scoring=ScoringOptions(batch_size=0)), "--batch-size must be positive"),
-        (dict(inputs=("a.txt",), scoring=ScoringOptions(tokenize_workers=-1)), "--tokenize-workers"),
-        (dict(inputs=("a.txt",), scoring=ScoringOptions("lite", dtype="bfloat16")), "--dtype does not apply"),
+        (dict(inputs=("a.txt",), scoring=ScoringOptions("lite", dtype="bfloat16")), "dtype does not apply"),
     ],
 )
 def test_a_contradictory_spec_is_one_line_before_anything_is_read(fields, message):
@@ -148,6 +151,19 @@ def test_one_input_or_caption_may_be_given_alone_and_paths_as_paths(tmp_path):
     assert JobSpec(texts="a dog on a beach").texts == ("a dog on a beach",)
     with pytest.raises(UserInputError, match="--show must be 0 or more"):
         JobSpec(texts=("a dog",), show=-1)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"batch_size": 0}, "batch_size must be positive, got 0"),
+        ({"tokenize_workers": -1}, "tokenize_workers must be 0 or more, got -1"),
+    ],
+)
+def test_scoring_options_out_of_range_are_one_line_as_they_are_built(options, message):
+    with pytest.raises(UserInputError, match=message) as error:
+        JobSpec(inputs=("a.txt",), scoring=ScoringOptions(**options))
+    assert "\n" not in str(error.value)
 
 
 def test_a_spec_without_a_rule_scores_every_row_and_a_filter_engine_refuses_it():

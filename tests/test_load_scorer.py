@@ -1,5 +1,6 @@
 """One way to get a scorer: ``load_scorer`` with an explicit, reported fallback and an optional process cache."""
 
+import re
 import warnings
 
 import numpy as np
@@ -127,3 +128,67 @@ def test_fallback_notices_leaves_other_warnings_alone():
     with pytest.warns(UserWarning, match="unrelated") as caught, fallback_notices() as notices:
         warnings.warn("unrelated", UserWarning, stacklevel=1)
     assert notices == [] and not any(issubclass(w.category, ModelFallbackWarning) for w in caught)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"batch_size": "8"}, "batch_size must be a whole number or None, got str '8'"),
+        ({"batch_size": 2.5}, "batch_size must be a whole number or None, got float 2.5"),
+        ({"batch_size": True}, "batch_size must be a whole number or None, got bool True"),
+        ({"max_batch_tokens": "1024"}, "max_batch_tokens must be a whole number or None"),
+        ({"tokenize_workers": 1.0}, "tokenize_workers must be a whole number or None"),
+        ({"compile": "yes"}, "compile must be True or False, got str 'yes'"),
+        ({"cache": 1}, "cache must be True or False, got int 1"),
+        ({"progress": "no"}, "progress must be True, False or None, got str 'no'"),
+        ({"device": 0}, "device must be a device name"),
+        ({"dtype": 16}, "dtype must be a dtype name"),
+        ({"fallback": 3}, "fallback must be a model name, Hub id or local path"),
+        ({"name_or_path": 3}, "name_or_path must be a model name, Hub id or local path"),
+        ({"name_or_path": ["mini"]}, "name_or_path must be a model name"),
+    ],
+)
+def test_an_argument_of_the_wrong_type_is_a_type_error_naming_it(arguments, message):
+    with pytest.raises(TypeError, match=re.escape(message)):
+        load_scorer(**{"name_or_path": "lite", **arguments})
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"batch_size": 0}, "batch_size must be positive, got 0"),
+        ({"max_batch_tokens": -8}, "max_batch_tokens must be positive, got -8"),
+        ({"tokenize_workers": -1}, "tokenize_workers must be 0 or more, got -1"),
+        ({"name_or_path": ""}, "name_or_path is empty"),
+        ({"fallback": " "}, "fallback is empty"),
+    ],
+)
+def test_an_argument_out_of_range_is_a_value_error_naming_it(arguments, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        load_scorer(**{"name_or_path": "lite", **arguments})
+
+
+def test_arguments_are_checked_also_with_a_ready_scorer_and_torch_objects_pass():
+    with pytest.raises(ValueError, match="batch_size must be positive"):
+        load_scorer(LiteScorer(), batch_size=0)
+    assert load_scorer("lite", torch.device("cpu"), torch.float32, np.int64(4)).model_id == "lite"
+
+
+@pytest.mark.parametrize(("typed", "meant"), [("minii", "mini"), ("Mini", "mini"), ("lit", "lite"), ("light", "lite")])
+def test_a_near_miss_of_a_shipped_name_asks_did_you_mean(typed, meant):
+    with pytest.raises(ModelNotAvailableError) as raised:
+        load_scorer(typed)
+    message = str(raised.value)
+    assert message.endswith(f"did you mean {meant!r}?") and "hf download" not in message and "\n" not in message
+
+
+def test_names_far_from_a_shipped_one_or_with_an_organisation_get_no_suggestion(tmp_path):
+    for name in ("org/minii", "some-org/some-model", str(tmp_path / "mini")):
+        with pytest.raises(ModelNotAvailableError) as raised:
+            load_scorer(name)
+        assert "did you mean" not in str(raised.value), name
+
+
+def test_a_near_miss_falls_back_like_any_model_not_available_here():
+    with pytest.warns(ModelFallbackWarning, match=r"'minii' cannot be loaded here \(.*did you mean 'mini'\?\)"):
+        assert load_scorer("minii", fallback="lite").model_id == "lite"

@@ -18,7 +18,9 @@ from modeling_icc import load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.models.mini import onnx_graph
 from modeling_icc.models.mini.files import file_sha256, read_heads_payload, recorded_base_sha, shipped_heads_path
-from modeling_icc.scoring import runtimes
+from modeling_icc.models.mini.onnx_graph import RUNTIME_ENV
+from modeling_icc.scoring import hardware
+from modeling_icc.scoring.execution import MINI_RUNTIMES, Execution, resolve_execution
 from modeling_icc.scoring.mini import MiniScorer
 from modeling_icc.scoring.mini_onnx import MiniOnnxScorer
 from modeling_icc.utils.errors import CheckpointError, UserInputError
@@ -64,24 +66,29 @@ def test_a_caption_scores_the_same_alone_and_anywhere_in_a_batch(onnx_mini, capt
     np.testing.assert_array_equal(small.score(texts), together)
 
 
+def mini_runtime(device=None, dtype=None) -> str:
+    return resolve_execution(MINI_RUNTIMES, device, dtype).runtime
+
+
 def test_the_runtime_is_onnx_on_cpus_in_fp32_and_torch_where_bf16_or_asked(monkeypatch):
-    monkeypatch.delenv(runtimes.RUNTIME_ENV, raising=False)
-    monkeypatch.setattr(runtimes, "gpu_may_be_present", lambda: False)
-    monkeypatch.setattr(runtimes, "cpu_has_native_bf16", lambda: False)
-    assert runtimes.mini_runtime() == runtimes.mini_runtime("cpu", "float32") == "onnxruntime"
-    assert runtimes.mini_runtime("cpu", "bfloat16") == "torch"
-    monkeypatch.setattr(runtimes, "cpu_has_native_bf16", lambda: True)
-    assert runtimes.mini_runtime() == runtimes.mini_runtime(dtype="fp32") == "torch"  # AMX / AVX512-BF16
-    monkeypatch.setenv(runtimes.RUNTIME_ENV, "torch")
-    assert runtimes.mini_runtime("cpu", "float32") == "torch"
+    monkeypatch.delenv(RUNTIME_ENV, raising=False)
+    monkeypatch.setattr(hardware, "gpu_may_be_present", lambda: False)
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: False)
+    assert mini_runtime() == mini_runtime("cpu", "float32") == "onnxruntime"
+    assert resolve_execution(MINI_RUNTIMES) == Execution("cpu", "float32", "onnxruntime")
+    assert mini_runtime("cpu", "bfloat16") == "torch"
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)
+    assert mini_runtime() == mini_runtime(dtype="fp32") == "torch"  # AMX / AVX512-BF16
+    monkeypatch.setenv(RUNTIME_ENV, "torch")
+    assert mini_runtime("cpu", "float32") == "torch"
     assert isinstance(load_scorer("mini", "cpu", "float32"), MiniScorer)
-    monkeypatch.setenv(runtimes.RUNTIME_ENV, "onnxruntime")
+    monkeypatch.setenv(RUNTIME_ENV, "onnxruntime")
     assert isinstance(load_scorer("mini"), MiniOnnxScorer)
     with pytest.raises(UserInputError, match="on a CPU in float32 only"):
-        runtimes.mini_runtime("cpu", "bfloat16")
-    monkeypatch.setenv(runtimes.RUNTIME_ENV, "tensorrt")
+        mini_runtime("cpu", "bfloat16")
+    monkeypatch.setenv(RUNTIME_ENV, "tensorrt")
     with pytest.raises(UserInputError, match="'tensorrt' is not a runtime; use one of auto, torch, onnxruntime"):
-        runtimes.mini_runtime()
+        mini_runtime()
 
 
 def test_scoring_on_onnx_runtime_imports_no_torch(onnx_mini):
@@ -156,8 +163,8 @@ def test_a_cache_folder_that_cannot_be_written_gets_one_line(tmp_path, monkeypat
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
     monkeypatch.setenv(onnx_graph.CACHE_DIR_ENV, str(blocked / "icc"))
-    monkeypatch.setattr(runtimes, "cpu_has_native_bf16", lambda: False)
-    monkeypatch.setattr(runtimes, "gpu_may_be_present", lambda: False)
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: False)
+    monkeypatch.setattr(hardware, "gpu_may_be_present", lambda: False)
     assert main(["score", "--model", "mini", "a dog"]) == 2
     err = capsys.readouterr().err
     assert "cannot be built in" in err and "ICC_MINI_RUNTIME=torch" in err and "Traceback" not in err

@@ -8,9 +8,9 @@ import torch
 
 from modeling_icc import LiteScorer, ModelNotAvailableError, NeuralScorer, load_scorer
 from modeling_icc.evaluation.baselines.lexical import LexicalNormScorer
-from modeling_icc.scoring.devices import FORCE_FP32_ENV, fp32_forced, resolve_dtype
+from modeling_icc.scoring.devices import resolve_dtype
+from modeling_icc.scoring.hardware import FORCE_FP32_ENV, cpu_has_native_bf16, fp32_forced
 from modeling_icc.scoring.load import CheckpointError
-from modeling_icc.scoring.runtimes import cpu_has_native_bf16
 from modeling_icc.testing import tiny_tokenizer
 
 CAPTIONS = [

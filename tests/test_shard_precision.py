@@ -5,7 +5,7 @@ import json
 import pytest
 
 from modeling_icc.cli.main import main
-from modeling_icc.scoring import devices, runtimes
+from modeling_icc.scoring import devices, hardware
 from modeling_icc.scoring.load import clear_scorer_cache
 
 
@@ -21,8 +21,8 @@ def shards(tmp_path):
 def test_resume_with_another_effective_dtype_is_refused(shards, tmp_path, tiny_student_dir, monkeypatch, capsys):
     out = tmp_path / "out"
     command = ["score", "--model", str(tiny_student_dir), "--input", f"{shards}/*.txt", "--output-dir", str(out)]
-    monkeypatch.delenv(devices.FORCE_FP32_ENV, raising=False)
-    monkeypatch.setattr(runtimes, "cpu_has_native_bf16", lambda: True)  # bf16 by default, on any CPU
+    monkeypatch.delenv(hardware.FORCE_FP32_ENV, raising=False)
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)  # bf16 by default, on any CPU
     clear_scorer_cache()
     assert main(command) == 0
     settings = json.loads((out / "_run.json").read_text())
@@ -32,7 +32,7 @@ def test_resume_with_another_effective_dtype_is_refused(shards, tmp_path, tiny_s
     output = (out / "00001.tsv").read_bytes()
     capsys.readouterr()
 
-    monkeypatch.setenv(devices.FORCE_FP32_ENV, "1")
+    monkeypatch.setenv(hardware.FORCE_FP32_ENV, "1")
     clear_scorer_cache()
     assert main(command) == 2
     err = capsys.readouterr().err

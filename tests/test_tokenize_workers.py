@@ -13,7 +13,7 @@ import torch
 
 from modeling_icc import NeuralScorer, load_scorer
 from modeling_icc.cli.main import main
-from modeling_icc.curation.engines.jobs import run_job
+from modeling_icc.curation.engines.run import run_job
 from modeling_icc.curation.job_spec import JobSpec, ScoringOptions
 from modeling_icc.scoring import chunks, runner
 from modeling_icc.scoring.batching import pad_packed, pad_rows, padded_width, plan_batches
@@ -197,7 +197,7 @@ def test_load_scorer_takes_tokenize_workers_per_call_also_from_the_cache(tiny_st
     texts = captions()
     np.testing.assert_allclose(pooled.score(texts), cached.score(texts), rtol=0, atol=1e-6)
     assert load_scorer(tiny_student_dir, "cpu", "float32", tokenize_workers=1).tokenize_workers == 1
-    with pytest.raises(ValueError, match="tokenize_workers must be >= 0"):
+    with pytest.raises(ValueError, match="tokenize_workers must be 0 or more"):
         load_scorer(tiny_student_dir, "cpu", tokenize_workers=-1)
 
 
@@ -216,16 +216,16 @@ def test_the_cli_refuses_a_negative_number_of_tokenizer_workers(capsys):
 
 
 def test_a_sharded_job_passes_tokenize_workers_to_its_scorer(tiny_student_dir, tmp_path, monkeypatch):
-    from modeling_icc.curation import job_spec
+    from modeling_icc.scoring import options
 
     seen = []
-    original = job_spec.load_scorer
+    original = options.load_scorer
 
     def spy(*args, **kwargs):
         seen.append(kwargs.get("tokenize_workers"))
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(job_spec, "load_scorer", spy)
+    monkeypatch.setattr(options, "load_scorer", spy)
     source = tmp_path / "a.txt"
     source.write_text("a dog\nthe meaning of life\n", encoding="utf-8")
     scoring = ScoringOptions(str(tiny_student_dir), device="cpu", tokenize_workers=1)

@@ -35,10 +35,9 @@ from child_process import run_child
 from result_file import write_result
 
 from modeling_icc.models.mini.files import shipped_heads_path
-from modeling_icc.models.mini.onnx_graph import mini_graph
+from modeling_icc.models.mini.onnx_graph import RUNTIME_ENV, mini_graph
 from modeling_icc.scoring.mini import MiniScorer
 from modeling_icc.scoring.mini_onnx import MiniOnnxScorer
-from modeling_icc.scoring.runtimes import RUNTIME_ENV
 from modeling_icc.utils.shipped_data import cc3m_captions, cc3m_distinct_captions
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..curation.columns import SCORE_QUANTILES
 from ..curation.filter_options import CLIP_COLUMN, FilterOptions
-from ..curation.job_spec import INPUT_FORMAT_NAMES, OUTPUT_FORMAT_NAMES, JobSpec, ScoringOptions
+from ..curation.job_spec import INPUT_FORMAT_NAMES, OUTPUT_FORMAT_NAMES, JobSpec
 from ..curation.selection import KeepRule
 from ..scoring.base import ConcretenessScorer
 from ..scoring.load import DEFAULT_MODEL_ID, LITE_MODEL_ID, MINI_MODEL_ID, PUBLISHED_MODEL_ID
+from ..scoring.options import ScoringOptions
 from ..utils.errors import UserInputError
 from ..utils.locations import location
 

@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from ..curation.columns import AGGREGATES
-from ..curation.engines.jobs import run_job
+from ..curation.engines.run import run_job
 from ..curation.filter_options import CLIP_COLUMN
 from .common import (
     add_input_options,

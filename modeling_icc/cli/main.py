@@ -15,7 +15,7 @@ from contextlib import ExitStack, contextmanager
 from importlib import import_module
 from types import ModuleType
 
-from ..utils.errors import UserInputError
+from ..utils.errors import OptionError, UserInputError
 from ..version import __version__
 
 #: Command name -> one-line help; ``modeling_icc.cli.<name>`` holds its ``DESCRIPTION``, ``EXAMPLES``,
@@ -149,6 +149,9 @@ def _run(argv: list[str], args: argparse.Namespace) -> int:
     try:
         with library_bars_off():
             return args.run(args)
+    except OptionError as error:  # named as the flags that set the options
+        print(f"icc: error: {error.naming(flag)}", file=sys.stderr)
+        return 2
     except (UserInputError, ModelNotAvailableError, CheckpointError) as error:
         print(f"icc: error: {error}", file=sys.stderr)
         return 2
@@ -159,6 +162,11 @@ def _run(argv: list[str], args: argparse.Namespace) -> int:
         _silence_stdout()
         print(f"icc: error: {_os_error_message(error)}", file=sys.stderr)
         return 2
+
+
+def flag(option: str) -> str:
+    """The flag of a model option (``batch_size`` -> ``--batch-size``): each flag's ``dest`` is the option's name."""
+    return f"--{option.replace('_', '-')}"
 
 
 class _ClosedStream:

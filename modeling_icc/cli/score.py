@@ -7,7 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from ..curation.engines.job import given_captions
-from ..curation.engines.jobs import run_job
+from ..curation.engines.run import run_job
 from .common import (
     add_input_options,
     add_model_options,

@@ -2,15 +2,15 @@
 
 A :class:`JobSpec` is built once (by ``icc score|filter`` from its flags, or by a Python caller)
 and checked as it is made: a wrong type is a ``TypeError``, contradictory or unused settings get one
-line each (``UserInputError``).
-Its parts are the options of every engine, each defined here or in
-:mod:`~.filter_options` with its default, once:
+line each (``UserInputError``). Its parts are the options of every engine, each defined with its default,
+once, here, in :mod:`~.filter_options` or in :mod:`~modeling_icc.scoring.options`:
 
-- :class:`ScoringOptions`: the model and where it runs (every scorer setting of a job);
+- :class:`~modeling_icc.scoring.options.ScoringOptions`: the model and where it runs (every scorer setting
+  of a job);
 - :class:`~.filter_options.FilterOptions`: what to keep (no rule: score without filtering);
 - the job's own fields: inputs and outputs, formats, shard workers, DataComp subset.
 
-Single-file and sharded jobs run a whole spec (:func:`~.engines.jobs.run_job`); the ``datasets`` and Ray
+Single-file and sharded jobs run a whole spec (:func:`~.engines.run.run_job`); the ``datasets`` and Ray
 engines take its scoring and filter parts as keywords (their data are Python objects, not paths).
 """
 
@@ -18,95 +18,18 @@ from __future__ import annotations
 
 import glob
 import os
-import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
-from ..scoring.load import LITE_MODEL_ID, ModelSpec, fallback_notices, load_scorer
+from ..scoring.options import ScoringOptions
 from ..utils.errors import UserInputError
 from ..utils.locations import is_url
 from .filter_options import FilterOptions
 from .io.formats import FORMATS, INPUT_FORMATS
 
-if TYPE_CHECKING:
-    import torch
-
-    from ..scoring.base import ConcretenessScorer
-
-#: What a job reports along the way (a model fallback, fewer workers than asked): one line each.
-Notice = Callable[[str], None]
 #: The values ``input_format`` and ``output_format`` take (the format registry's names).
 INPUT_FORMAT_NAMES = INPUT_FORMATS
 OUTPUT_FORMAT_NAMES = FORMATS
-
-
-def warn(line: str) -> None:
-    """The default :data:`Notice` of Python callers: a ``UserWarning`` (the CLI prints ``icc: notice: ...``)."""
-    warnings.warn(line, stacklevel=3)
-
-
-@dataclass(frozen=True)
-class ScoringOptions:
-    """The model and where it runs: every scorer setting of a job, with its default.
-
-    ``model``: a model shipped in the package (``mini``, ``lite``), a Hub id, a local directory or a
-    ready scorer (``None``: :func:`~modeling_icc.scoring.load.load_scorer`'s default, mini);
-    ``fallback``: the model used, with a notice, where ``model`` cannot be loaded here;
-    ``device``/``dtype``: ``None`` for the best available; ``batch_size``: rows per forward pass
-    (``None``: the model's own); ``compile``: ``torch.compile`` the model;
-    ``tokenize_workers``: tokenizer processes of the scorer (``None``: every core on a GPU, none on a CPU).
-    """
-
-    model: ModelSpec = None
-    fallback: str | None = None
-    device: str | torch.device | None = None
-    dtype: str | torch.dtype | None = None
-    batch_size: int | None = None
-    compile: bool = False
-    tokenize_workers: int | None = None
-
-    def check(self) -> None:
-        """Bad values, and settings a model would ignore, are one-line errors (named as the flags)."""
-        if self.batch_size is not None and self.batch_size <= 0:
-            raise UserInputError(f"--batch-size must be positive, got {self.batch_size}")
-        if self.tokenize_workers is not None and self.tokenize_workers < 0:
-            raise UserInputError(f"--tokenize-workers must be 0 or more, got {self.tokenize_workers}")
-        if self.model != LITE_MODEL_ID:
-            return
-        given = {
-            "--device": self.device not in (None, "cpu"),
-            "--dtype": self.dtype is not None,
-            "--compile": self.compile,
-            "--batch-size": self.batch_size is not None,
-        }
-        unused = [option for option, used in given.items() if used]
-        if unused:
-            raise UserInputError(
-                f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to {LITE_MODEL_ID} "
-                f"(pure Python, on the CPU, no batches): drop {'it' if len(unused) == 1 else 'them'}, "
-                "or use --model mini"
-            )
-
-    def load(self, notice: Notice = warn, *, cache: bool = False) -> ConcretenessScorer:
-        """The scorer, or the ``fallback`` model's with a notice; ``cache``: keep the model for the process
-        (see :func:`~modeling_icc.scoring.load.load_scorer`). It shows no progress bar of its own: jobs and
-        engines show one over all their rows."""
-        with fallback_notices() as notices:
-            scorer = load_scorer(
-                self.model,
-                self.device,
-                self.dtype,
-                self.batch_size,
-                fallback=self.fallback,
-                cache=cache,
-                progress=False,
-                compile=self.compile,
-                tokenize_workers=self.tokenize_workers,
-            )
-        for line in notices:
-            notice(line)
-        return scorer
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ so the module, the CLI and the Space share one implementation.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from importlib import resources
 from pathlib import Path
 
@@ -15,16 +16,18 @@ import numpy as np
 from ..curation.columns import SCORE_QUANTILES
 from ..curation.filter_plan import FilterPlan
 from ..curation.selection import KeepRule, keep_mask
+from ..scoring.base import ConcretenessScorer
+from ..scoring.hardware import FLOAT32
 from ..scoring.inputs import caption_list
 from ..scoring.load import (
     DEFAULT_MODEL_ID,
-    LITE_MODEL_ID,
     ZERO_DOWNLOAD_MODELS,
     ModelNotAvailableError,
     load_scorer,
     looks_like_hub_id,
     offline_alternatives,
 )
+from ..scoring.options import ScoringOptions
 
 #: Accepted values of ``aggregation``; "all" means mean, median, std and quantiles.
 AGGREGATIONS = ("mean", "median", "quantiles", "all")
@@ -116,9 +119,9 @@ def compute_icc(
         raise ValueError(f"aggregation must be one of {AGGREGATIONS} or None, got {aggregation!r}")
     if threshold is not None:  # the filters' own checks: a finite number in [0, 1]
         FilterPlan(rule=KeepRule(threshold=threshold))
-    model_id = model_id or DEFAULT_MODEL_ID
-    refuse_unused_options(model_id, device, dtype, batch_size)
-    scorer = _scorer(model_id, device, dtype, batch_size)
+    options = ScoringOptions(model_id or DEFAULT_MODEL_ID, device=device, dtype=dtype, batch_size=batch_size)
+    options.check()  # an option the model would ignore is an error, as on the command line
+    scorer = _scorer(options)
     scores = scorer.score(predictions, errors="nan")
     result: dict = {"icc_scores": scores.tolist(), "icc_model": scorer.model_id}
     if aggregation is not None:
@@ -133,19 +136,6 @@ def refuse_references(references: object) -> None:
     """ICC is text-only: it reads no references, so any given are refused instead of silently ignored."""
     if references is not None:
         raise ValueError("ICC scores captions alone: pass predictions=[...] and no references")
-
-
-def refuse_unused_options(model_id: str, device: str | None, dtype: str | None, batch_size: int | None) -> None:
-    """An option the model would ignore is an error, as on the command line: lite is pure Python on the CPU."""
-    if model_id != LITE_MODEL_ID:
-        return
-    given = {"device": device not in (None, "cpu"), "dtype": dtype is not None, "batch_size": batch_size is not None}
-    unused = [name for name, used in given.items() if used]
-    if unused:
-        raise ValueError(
-            f"{', '.join(unused)} {'does' if len(unused) == 1 else 'do'} not apply to {LITE_MODEL_ID} "
-            "(pure Python, on the CPU, no batches): drop it, or score with mini"
-        )
 
 
 def summarize(scores: np.ndarray, aggregation: str) -> dict:
@@ -166,23 +156,24 @@ def summarize(scores: np.ndarray, aggregation: str) -> dict:
     return out
 
 
-def metric_dtype(device: str | None, dtype: str | None) -> str | None:
-    """The dtype the module scores in: ``dtype`` if given, else fp32 on CPU (``None``, the library's
-    default, elsewhere: bf16 on GPUs).
+def metric_options(options: ScoringOptions) -> ScoringOptions:
+    """The options the module scores with: ``options``, in fp32 where the model runs on a CPU and no dtype is
+    asked (where it runs is :meth:`ScoringOptions.execution`'s, the library's one decision; elsewhere the
+    library's default: bf16 on GPUs).
 
     The library runs bf16 on CPUs that multiply it natively, which moves scores by up to about
     1e-3; the module scores few captions, so it pays for fp32 and gives the same numbers on every CPU.
     """
-    if dtype is not None:
-        return dtype
-    from ..scoring.devices import resolve_device
-
-    return "float32" if resolve_device(device).type == "cpu" else None
+    if options.dtype is None and options.execution().device == "cpu":
+        return replace(options, dtype=FLOAT32)
+    return options
 
 
-def _scorer(model_id: str, device: str | None, dtype: str | None, batch_size: int | None):
+def _scorer(options: ScoringOptions) -> ConcretenessScorer:
+    """The scorer of :func:`metric_options`, kept for the process; never another model."""
+    options = metric_options(options)
     try:
-        return load_scorer(model_id, device, metric_dtype(device, dtype), batch_size, cache=True)
+        return load_scorer(options.model, options.device, options.dtype, options.batch_size, cache=True)
     except ModelNotAvailableError as error:
         offline = next(iter(ZERO_DOWNLOAD_MODELS))
         raise ModelNotAvailableError(

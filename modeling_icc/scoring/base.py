@@ -15,6 +15,9 @@ from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
 
 _NO_SCORES = np.empty(0, dtype=np.float32)
+#: A scorer's per-call settings, set on a copy that shares the model's weights: not part of a cached model's
+#: identity (``load_scorer(..., cache=True)``), and passed on to the torch mini that serves ONNX Runtime's.
+BATCH_SETTINGS = ("batch_size", "max_batch_tokens", "progress", "tokenize_workers")
 
 
 @dataclass(frozen=True)

@@ -1,10 +1,7 @@
-"""Device and dtype defaults: the fastest safe choice for the hardware at hand.
+"""Devices and dtypes as torch objects: the request resolved, checked against the hardware at hand.
 
-``ICC_FORCE_FP32=1`` in the environment makes the package behave as on a CPU without
-native bf16 (an AVX2-only machine): fp32 by default on every device, and the
-speed benchmarks skip their bf16 variants. It exists so that the fp32 path, the default
-on many CPUs, can be tested and measured on any machine (``make test`` runs the
-suite both ways).
+What the defaults are is read from :mod:`~.hardware` (torch-free); which device, dtype and runtime a model
+runs with is decided by :func:`~.execution.resolve_execution`.
 """
 
 from __future__ import annotations
@@ -12,35 +9,19 @@ from __future__ import annotations
 import torch
 
 from ..utils.errors import UserInputError
-from . import runtimes
-from .runtimes import FORCE_FP32_ENV, fp32_forced  # defined torch-free there
+from . import hardware
+from .hardware import AUTO, FORCE_FP32_ENV, dtype_name, fp32_forced
 
 #: Accelerators a device may name, by torch device type (their torch module says whether one is here).
 _BACKENDS = {"cuda": "CUDA GPU", "mps": "Apple MPS GPU", "xpu": "Intel XPU GPU"}
 _DEVICE_NAMES = "'cpu', 'cuda', 'cuda:N', 'mps' or 'xpu'"
-_DTYPES = {
-    "float32": torch.float32,
-    "fp32": torch.float32,
-    "bfloat16": torch.bfloat16,
-    "bf16": torch.bfloat16,
-    "float16": torch.float16,
-    "fp16": torch.float16,
-}
 
 
 def resolve_device(device: str | torch.device | None) -> torch.device:
     """``None`` picks CUDA, then Apple MPS, then CPU; a device that is not here is a ``UserInputError``
     (rather than torch's error from deep inside the first forward pass)."""
-    if device is not None:
-        return _available_device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
-        return torch.device("mps")
-    return torch.device("cpu")
-
-
-def _available_device(device: str | torch.device) -> torch.device:
+    if device is None:
+        return torch.device(hardware.default_device_type())
     try:
         resolved = torch.device(device)
     except (RuntimeError, TypeError):
@@ -72,7 +53,7 @@ def bf16_unavailable_reason(device: torch.device) -> str | None:
     """
     if fp32_forced():
         return f"{FORCE_FP32_ENV}=1 forces the fp32 path"
-    if device.type == "cpu" and not runtimes.cpu_has_native_bf16():
+    if device.type == "cpu" and not hardware.cpu_has_native_bf16():
         return "this CPU has no native bf16 (AMX or AVX512-BF16): bf16 would run in slow software emulation"
     if device.type == "cuda" and not torch.cuda.is_bf16_supported():
         return "this GPU has no native bf16"
@@ -80,24 +61,9 @@ def bf16_unavailable_reason(device: torch.device) -> str | None:
 
 
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """``None`` picks the fastest dtype whose scores stay within 0.01 of fp32.
-
-    bf16 on GPUs that support it (fp16 otherwise) and on CPUs with native bf16
-    (AMX / AVX512-BF16; about 4x faster there than fp32); fp32 on other CPUs, and
-    everywhere when ``ICC_FORCE_FP32`` is set. An explicit ``dtype`` is always honoured.
-    ``benchmarks/speed/student_throughput.py`` measures the deviation on a trained model.
-    """
+    """``dtype`` as a ``torch.dtype``; ``None`` (or ``"auto"``) is :func:`~.hardware.default_dtype` of ``device``.
+    An explicit ``dtype`` is always honoured."""
     if isinstance(dtype, torch.dtype):
         return dtype
-    if dtype is None or dtype == "auto":
-        if fp32_forced():
-            return torch.float32
-        if device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        if device.type == "mps":
-            return torch.float16
-        return torch.bfloat16 if runtimes.cpu_has_native_bf16() else torch.float32
-    try:
-        return _DTYPES[str(dtype).lower()]
-    except KeyError:
-        raise UserInputError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}") from None
+    name = hardware.default_dtype(device.type) if dtype is None or dtype == AUTO else dtype_name(dtype)
+    return getattr(torch, name)

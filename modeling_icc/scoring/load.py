@@ -1,6 +1,10 @@
 """``load_scorer``: the one way to get a scorer, for the published model, local students and
 the zero-download models, with an explicit, reported fallback and an optional process cache.
 
+A name is found once (:func:`find_model`: a model shipped in the package, a local folder or a Hub id, and
+its ``model_type``); one entry of :data:`LOADERS`, keyed by that type, builds its scorer on the device,
+dtype and runtime :func:`~.execution.resolve_execution` decides once per load.
+
 huggingface_hub is imported inside the functions that need it: it costs built-in models about 0.1 s of
 start-up, and it reads its progress-bar switch once, when imported, which the CLI sets only as a command
 starts (``cli/main.library_bars_off``)."""
@@ -8,16 +12,22 @@ starts (``cli/main.library_bars_off``)."""
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import socket
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
+from ..models.lite import folder as lite_folder
+from ..models.mini.files import HEADS_FILE, MINI_MODEL_TYPE
+from ..models.mini.folder import load_folder
+from ..models.mini.repository import base_folder, download_repo, is_mini_folder
 from ..utils.checkpoints import (
     CODE_MAP_FILES,
     SAFE_WEIGHTS,
@@ -30,9 +40,19 @@ from ..utils.checkpoints import (
     unusable_config,
 )
 from ..utils.errors import CheckpointError
-from .base import ConcretenessScorer
+from ..utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
+from .arguments import check_arguments
+from .base import BATCH_SETTINGS, ConcretenessScorer
+from .execution import (
+    LITE_RUNTIMES,
+    MINI_RUNTIMES,
+    ONNXRUNTIME,
+    PYTHON,
+    STUDENT_RUNTIMES,
+    Execution,
+    resolve_execution,
+)
 from .lite import LiteScorer
-from .runtimes import mini_runtime
 
 if TYPE_CHECKING:  # torch and transformers are imported only when a neural model is loaded
     import torch
@@ -49,28 +69,11 @@ MINI_MODEL_ID = "mini"
 #: ``--model``, the data engines, the Space, the ``evaluate`` module): mini, which ships in the
 #: package and works offline. The published student is used only by name (:data:`PUBLISHED_MODEL_ID`).
 DEFAULT_MODEL_ID = MINI_MODEL_ID
-#: A scorer's per-call settings: not part of a cached model's identity (each call gets a copy with its own).
-BATCH_SETTINGS = ("batch_size", "max_batch_tokens", "progress", "tokenize_workers")
-
-
-def _mini_scorer(*, device=None, dtype=None, **batch) -> ConcretenessScorer:
-    """mini: the pip-shipped MiniLM encoder with the package's heads, on the runtime :func:`~.runtimes.mini_runtime`
-    picks (ONNX Runtime on CPUs without native bf16, torch elsewhere: torch is imported only then)."""
-    if mini_runtime(device, dtype) == "onnxruntime":
-        from .mini_onnx import MiniOnnxScorer
-
-        return MiniOnnxScorer(**batch)
-    from .mini import MiniScorer
-
-    return MiniScorer(device=device, dtype=dtype, **batch)
-
-
-#: Models that ship inside the package (no download): name -> builder of its scorer. The
-#: builder takes load_scorer's device, dtype, batch_size, max_batch_tokens, progress and tokenize_workers.
-ZERO_DOWNLOAD_MODELS: dict[str, Callable[..., ConcretenessScorer]] = {
-    MINI_MODEL_ID: _mini_scorer,
-    LITE_MODEL_ID: lambda **_: LiteScorer(),  # pure Python: device, dtype and batching do not apply
-}
+#: The :data:`LOADERS` key of every model that is neither mini nor lite: a student (``model_type`` ``icc``,
+#: as ``ICCConfig`` writes it; the published RoBERTa format; or none, where the loader says what is missing).
+STUDENT_MODEL_TYPE = "icc"
+#: Models that ship inside the package (no download): name -> model type (its :data:`LOADERS` key).
+ZERO_DOWNLOAD_MODELS: dict[str, str] = {MINI_MODEL_ID: MINI_MODEL_TYPE, LITE_MODEL_ID: lite_folder.LITE_MODEL_TYPE}
 #: Weight files that need unpickling, which can run arbitrary code: never loaded.
 PICKLE_WEIGHT_PATTERNS = ("pytorch_model*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 #: What functions that take a model accept: anything :func:`load_scorer` loads, or a ready scorer.
@@ -143,10 +146,12 @@ def load_scorer(
     id (such as the published student, :data:`PUBLISHED_MODEL_ID`), a local directory with a saved
     student (ours or the published RoBERTa format), or a ready :class:`ConcretenessScorer`, returned
     as is (so functions that take a model take either). ``None`` (the default) is
-    :data:`DEFAULT_MODEL_ID`, mini: no download, so it loads offline.
+    :data:`DEFAULT_MODEL_ID`, mini: no download, so it loads offline. A near miss of a shipped name
+    (``"minii"``) is refused with the name it resembles.
     ``device`` defaults to CUDA when present; ``dtype`` to bf16 on GPUs and on CPUs with
-    native bf16 (AMX, AVX512-BF16), fp32 on other CPUs (see ``devices.resolve_dtype``).
+    native bf16 (AMX, AVX512-BF16), fp32 on other CPUs (see ``hardware.default_dtype``).
     Weights are read from safetensors only, and no code shipped with a checkpoint ever runs.
+    Every argument's type and range is checked first (``TypeError``, ``ValueError``; see ``arguments.py``).
 
     ``fallback``: a model to load instead when ``name_or_path`` is not available here
     (:class:`ModelNotAvailableError`: not on disk, not in the HF cache, Hub unreachable);
@@ -156,10 +161,10 @@ def load_scorer(
     model actually used.
 
     ``cache=True`` keeps the loaded model for the rest of the process, keyed by model,
-    fallback, device, dtype (``None`` resolved to the default) and ``compile``: the
-    evaluate module, the Space and the data engines call this once per batch or click and
-    load each model once. ``batch_size``, ``max_batch_tokens`` and ``progress`` then apply
-    to a shallow copy that shares the cached weights.
+    fallback, device, dtype and runtime (``None`` resolved as :func:`planned_execution` resolves it)
+    and ``compile``: the evaluate module, the Space and the data engines call this once per batch
+    or click and load each model once. ``batch_size``, ``max_batch_tokens`` and ``progress`` then
+    apply to a shallow copy that shares the cached weights.
 
     ``compile=True`` runs the ``transformers`` module through ``torch.compile`` (dynamic
     shapes, frozen weights) instead of the default
@@ -172,21 +177,16 @@ def load_scorer(
     CPU, whose cores run the model; 0 always tokenizes in this process). Like ``batch_size``, it applies
     per call, also to a cached model. Lite ignores it.
     """
+    check_arguments(**locals())  # every argument, as named in the signature, before anything is read
     if isinstance(name_or_path, ConcretenessScorer):
         return name_or_path
-    for option, value in (("batch_size", batch_size), ("max_batch_tokens", max_batch_tokens)):
-        if value is not None and value <= 0:
-            raise ValueError(f"{option} must be positive, got {value}")
-    if tokenize_workers is not None and tokenize_workers < 0:
-        raise ValueError(f"tokenize_workers must be >= 0, got {tokenize_workers}")
     name = os.fspath(name_or_path) if name_or_path is not None else DEFAULT_MODEL_ID
     fallback = os.fspath(fallback) if fallback is not None else None
     batch = dict(
         batch_size=batch_size, max_batch_tokens=max_batch_tokens, progress=progress, tokenize_workers=tokenize_workers
     )
     if cache:
-        key = (*_cache_key(name, device, dtype, compile), fallback)
-        scorer, notice = _cached(key, tuple(batch.items()))
+        scorer, notice = _cached(_cache_key(name, fallback, device, dtype, compile), tuple(batch.items()))
     else:
         scorer, notice = _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **batch)
     if notice:
@@ -222,128 +222,194 @@ def _load(
     compile: bool,
     **batch: int | bool | None,
 ) -> ConcretenessScorer:
-    """The scorer for ``name``; ``batch``: the :data:`BATCH_SETTINGS` (``None`` for the model's own)."""
-    options = dict(device=device, dtype=dtype, **batch)
-    if name in ZERO_DOWNLOAD_MODELS:
-        return ZERO_DOWNLOAD_MODELS[name](**options)
-    repository = _zero_download_repository(name, **options)
-    if repository is not None:
-        return repository
-    from .devices import resolve_device, resolve_dtype
-    from .neural import NeuralScorer
+    """The scorer for ``name``: found once, its runtime decided once, built by its type's loader;
+    ``batch``: the :data:`~.base.BATCH_SETTINGS` (``None`` for the model's own)."""
+    source = find_model(name)
+    loader = LOADERS[source.model_type]
+    return loader.build(source, resolve_execution(loader.runtimes, device, dtype), compile=compile, **batch)
 
-    resolved_device = resolve_device(device)
-    resolved_dtype = resolve_dtype(dtype, resolved_device)
+
+# -- finding a model by name ------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Source:
+    """A model found by name: its ``model_type`` (a key of :data:`LOADERS`) and where its files are:
+    ``folder`` is a local path, or the Hub cache's copy of a Hub id's ``config.json`` (``hub``; ``None``
+    where it could not be fetched), and neither for a model shipped in the package."""
+
+    name: str
+    model_type: str
+    folder: Path | None = None
+    hub: bool = False
+
+    @property
+    def shipped(self) -> bool:
+        return self.folder is None and not self.hub
+
+
+def find_model(name: str) -> Source:
+    """Where ``name`` is, and what type of model: a model shipped in the package, then a local path, then a
+    Hub id (its ``config.json`` from the Hugging Face cache, else the Hub where reachable). A name that
+    is none of them is a :class:`ModelNotAvailableError`; one that resembles a shipped name says which."""
+    if name in ZERO_DOWNLOAD_MODELS:
+        return Source(name, ZERO_DOWNLOAD_MODELS[name])
     local = Path(name).expanduser()
     if local.exists():
-        check_model_directory(local, name)
-        model, tokenizer = _load_student(str(local), name, resolved_dtype, local_files_only=True)
-    elif not looks_like_hub_id(name):
+        return Source(name, _loader_type(local) if local.is_dir() else STUDENT_MODEL_TYPE, local)
+    resembled = _resembled_model(name)
+    if resembled is not None:
+        raise ModelNotAvailableError(
+            f"Could not load the ICC model {name!r}: no model of that name ships in the package, "
+            f"and no such local path exists; did you mean {resembled!r}?"
+        )
+    if not looks_like_hub_id(name):
         raise ModelNotAvailableError(
             f"Could not load the ICC model {name!r}: the local path {local.absolute()} does not exist"
         )
-    else:
-        try:
-            model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=True)
-        except ModelNotAvailableError:
-            if hub_offline() or not hub_reachable():
-                raise
-            model, tokenizer = _load_student(name, name, resolved_dtype, local_files_only=False)
-    model.to(resolved_device)
-    return NeuralScorer(model, tokenizer, model_id=name, compile=compile, **batch)
+    folder = fetch_repo(name, (CONFIG_FILE,), local_files_only=True)
+    if folder is None and not hub_offline() and hub_reachable():
+        folder = fetch_repo(name, (CONFIG_FILE,))
+    return Source(name, _loader_type(folder) if folder is not None else STUDENT_MODEL_TYPE, folder, hub=True)
 
 
-def _zero_download_repository(name: str, **options) -> ConcretenessScorer | None:
-    """``name`` (a local folder or a Hub id) as a mini or lite repository (``hub_cards/icc-mini``,
-    ``ORG/icc-lite``: config, heads or lexicon, no encoder weights) loaded as that model, or ``None``
-    when it is no such repository. The scorer's ``model_id`` is ``name``."""
-    from ..utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
-
-    local = Path(name).expanduser()
-    offline = hub_offline()
-    if local.exists():
-        folder: Path | None = local if local.is_dir() else None
-    elif looks_like_hub_id(name):
-        folder = fetch_repo(name, (CONFIG_FILE,), local_files_only=True)
-        if folder is None and not offline and hub_reachable():
-            folder = fetch_repo(name, (CONFIG_FILE,))
-    else:
-        folder = None
-    kind = model_type(folder) if folder is not None else None
-    if kind == "icc_lite":
-        from ..models.lite import folder as lite
-
-        folder = folder if local.exists() else lite.download_repo(name, local_files_only=offline)
-        if folder is None or not lite.is_lite_folder(folder):
-            raise CheckpointError(f"the lite repository {name!r} lacks {', '.join(lite.DATA_FILES)} or config.json")
-        scorer = LiteScorer(*lite.load_folder(folder))
-    elif kind == "icc_mini":
-        from ..models.mini import folder as mini
-
-        folder = folder if local.exists() else mini.download_repo(name, local_files_only=offline)
-        if folder is None or not mini.is_mini_folder(folder):
-            raise CheckpointError(f"the mini repository {name!r} lacks its heads file or config.json")
-        scorer = _mini_folder_scorer(folder, offline, **options)
-    else:
+def _resembled_model(name: str) -> str | None:
+    """The shipped model ``name`` is a near miss of (``"minii"``, ``"Lite"``), if any; names with an organisation
+    or a folder (``org/mini``, ``./mini``) are taken as written."""
+    if "/" in name or "\\" in name or name.startswith((".", "~")):
         return None
-    scorer.model_id = name
+    close = difflib.get_close_matches(name.lower(), list(ZERO_DOWNLOAD_MODELS), n=1)
+    return close[0] if close else None
+
+
+def _loader_type(folder: Path) -> str:
+    """The :data:`LOADERS` key of the model in ``folder``, by its ``config.json``'s ``model_type``."""
+    kind = model_type(folder)
+    return kind if kind in LOADERS else STUDENT_MODEL_TYPE
+
+
+# -- one loader per model type ----------------------------------------------------------
+
+
+def _lite(source: Source, execution: Execution, **_: object) -> ConcretenessScorer:
+    """lite, shipped or from a repository (``ORG/icc-lite``): pure Python, so device, dtype, ``compile`` and
+    batching do not apply."""
+    if source.shipped:
+        return LiteScorer()
+    folder = lite_folder.download_repo(source.name, local_files_only=hub_offline()) if source.hub else source.folder
+    if folder is None or not lite_folder.is_lite_folder(folder):
+        raise CheckpointError(
+            f"the lite repository {source.name!r} lacks {', '.join(lite_folder.DATA_FILES)} or config.json"
+        )
+    scorer = LiteScorer(*lite_folder.load_folder(folder))
+    scorer.model_id = source.name
     return scorer
 
 
-def _mini_folder_scorer(folder: Path, offline: bool, *, device=None, dtype=None, **batch) -> ConcretenessScorer:
-    """The mini of a repository folder, on the runtime :func:`~.runtimes.mini_runtime` picks (as ``"mini"``)."""
-    from ..models.mini import folder as mini
+def _mini(source: Source, execution: Execution, *, compile: bool, **batch: int | bool | None) -> ConcretenessScorer:
+    """mini, shipped or from a repository (``hub_cards/icc-mini``: config and heads, no encoder weights), on
+    ``execution``'s runtime: ONNX Runtime (no torch import for the shipped mini) or torch."""
+    if source.shipped and execution.runtime == ONNXRUNTIME:
+        from .mini_onnx import MiniOnnxScorer  # imports onnxruntime
 
-    def torch_mini(**settings) -> ConcretenessScorer:
+        return MiniOnnxScorer(**batch)
+    if source.shipped:
+        from .mini import MiniScorer  # imports torch
+
+        return MiniScorer(device=execution.device, dtype=execution.dtype, **batch)
+    offline = hub_offline()
+    folder = download_repo(source.name, local_files_only=offline) if source.hub else source.folder
+    if folder is None or not is_mini_folder(folder):
+        raise CheckpointError(f"the mini repository {source.name!r} lacks its heads file or config.json")
+
+    def torch_mini(**settings: int | bool | None) -> ConcretenessScorer:
         from transformers import AutoTokenizer
 
         from .mini import MiniScorer
 
-        model, base = mini.load_folder(folder, local_files_only=offline)
+        model, base = load_folder(folder, local_files_only=offline)
         tokenizer = AutoTokenizer.from_pretrained(str(base), trust_remote_code=False)
-        return MiniScorer(model, tokenizer, device=device, dtype=dtype, **settings)
+        return MiniScorer(model, tokenizer, device=execution.device, dtype=execution.dtype, **settings)
 
-    if mini_runtime(device, dtype) == "onnxruntime":
-        from ..models.mini.files import HEADS_FILE
+    if execution.runtime == ONNXRUNTIME:
         from .mini_onnx import MiniOnnxScorer
 
-        base = mini.base_folder(folder, local_files_only=offline)
-        return MiniOnnxScorer(
+        base = base_folder(folder, local_files_only=offline)
+        scorer = MiniOnnxScorer(
             folder / HEADS_FILE, base, torch_mini=lambda: torch_mini(progress=batch["progress"]), **batch
         )
-    return torch_mini(**batch)
+    else:
+        scorer = torch_mini(**batch)
+    scorer.model_id = source.name
+    return scorer
+
+
+def _student(source: Source, execution: Execution, *, compile: bool, **batch: int | bool | None) -> ConcretenessScorer:
+    """A student (ours or the published RoBERTa format) from a local folder or a Hub id, checked before it
+    loads (see :func:`check_model_directory` and :func:`_load_student`)."""
+    from .devices import resolve_device, resolve_dtype  # imports torch
+    from .neural import NeuralScorer
+
+    device = resolve_device(execution.device)
+    dtype = resolve_dtype(execution.dtype, device)
+    name = source.name
+    if not source.hub:
+        check_model_directory(source.folder, name)
+        model, tokenizer = _load_student(str(source.folder), name, dtype, local_files_only=True)
+    else:
+        try:
+            model, tokenizer = _load_student(name, name, dtype, local_files_only=True)
+        except ModelNotAvailableError:
+            if hub_offline() or not hub_reachable():
+                raise
+            model, tokenizer = _load_student(name, name, dtype, local_files_only=False)
+    model.to(device)
+    return NeuralScorer(model, tokenizer, model_id=name, compile=compile, **batch)
+
+
+@dataclass(frozen=True)
+class Loader:
+    """How one type of model loads: the runtimes it can run on (see :func:`~.execution.resolve_execution`)
+    and ``build(source, execution, *, compile, **batch settings)``, which builds its scorer."""
+
+    runtimes: tuple[str, ...]
+    build: Callable[..., ConcretenessScorer]
+
+
+#: The loader of each model type (a ``config.json``'s ``model_type``; every other type is a student's).
+LOADERS: dict[str, Loader] = {
+    MINI_MODEL_TYPE: Loader(MINI_RUNTIMES, _mini),
+    lite_folder.LITE_MODEL_TYPE: Loader(LITE_RUNTIMES, _lite),
+    STUDENT_MODEL_TYPE: Loader(STUDENT_RUNTIMES, _student),
+}
 
 
 # -- the process cache ----------------------------------------------------------------
 
 
-def _cache_key(name: str, device, dtype, compile: bool) -> tuple:
-    """``(name, device, dtype, compile, runtime)`` with ``None`` resolved, so equal requests share one entry;
-    mini's runtime too (torch or ONNX Runtime: fp32 on a CPU either way, with scores apart by float32 rounding)."""
-    runtime = mini_runtime(device, dtype) if name == MINI_MODEL_ID else None
-    return (name, *effective_device_and_dtype(name, device, dtype), compile and name != LITE_MODEL_ID, runtime)
+def planned_execution(
+    model: ModelSpec, device: str | torch.device | None = None, dtype: str | torch.dtype | None = None
+) -> Execution:
+    """The device, dtype and runtime ``load_scorer(model, device, dtype)`` runs with, decided before any file
+    is read, e.g. ``("cpu", "bfloat16", "torch")``; lite's is ``(None, None, "python")``. A model shipped in
+    the package is known by name; any other resolves as a student does (a repository's type is known once
+    read)."""
+    kind = ZERO_DOWNLOAD_MODELS.get(named_model_id(model) or DEFAULT_MODEL_ID, STUDENT_MODEL_TYPE)
+    return resolve_execution(LOADERS[kind].runtimes, device, dtype)
 
 
-def effective_device_and_dtype(
-    name: str, device: str | torch.device | None, dtype: str | torch.dtype | None
-) -> tuple[str | None, str | None]:
-    """The device and dtype ``load_scorer(name, device, dtype)`` runs on: ``None`` resolved as it
-    resolves it (hardware, ``ICC_FORCE_FP32``), e.g. ``("cpu", "bfloat16")``; ``(None, None)`` for lite."""
-    if name == LITE_MODEL_ID:  # pure Python: device and dtype do not apply (and torch stays unimported)
-        return None, None
-    if name == MINI_MODEL_ID and mini_runtime(device, dtype) == "onnxruntime":
-        return "cpu", "float32"
-    from .devices import resolve_device, resolve_dtype
-
-    resolved = resolve_device(device)
-    return str(resolved), str(resolve_dtype(dtype, resolved)).removeprefix("torch.")
+def _cache_key(name: str, fallback: str | None, device, dtype, compile: bool) -> tuple:
+    """``(name, fallback, execution, compile)`` with ``None`` resolved, so equal requests share one entry: the
+    runtime too (mini on torch or ONNX Runtime: fp32 on a CPU either way, scores apart by float32 rounding)."""
+    execution = planned_execution(name, device, dtype)
+    return (name, fallback, execution, compile and execution.runtime != PYTHON)
 
 
 @lru_cache(maxsize=8)
 def _cached_model(key: tuple) -> tuple[ConcretenessScorer, str | None]:
-    name, device, dtype, compile, _, fallback = key
+    name, fallback, execution, compile = key
     unset = dict.fromkeys(BATCH_SETTINGS)  # set per call, on a copy
-    return _load_with_fallback(name, fallback, device=device, dtype=dtype, compile=compile, **unset)
+    return _load_with_fallback(name, fallback, device=execution.device, dtype=execution.dtype, compile=compile, **unset)
 
 
 @lru_cache(maxsize=16)

@@ -1,4 +1,4 @@
-"""mini on ONNX Runtime, in fp32: its runtime on CPUs without native bf16 (``runtimes.py`` decides).
+"""mini on ONNX Runtime, in fp32: its runtime on CPUs without native bf16 (``execution.py`` decides).
 
 The same graph as the torch path (``models/mini/onnx_export.py`` traces it, ``onnx_graph.py`` caches it),
 read the same way (``mini_reading.py``), with no torch import: start-up is that of NumPy, ``tokenizers`` and
@@ -23,11 +23,12 @@ import numpy as np
 import onnxruntime
 
 from ..models.mini.files import base_model_path, shipped_heads_path
-from ..models.mini.onnx_graph import ATTENTION_MASK, INPUT_IDS, LOGITS, mini_graph
+from ..models.mini.onnx_graph import mini_graph
+from ..models.mini.onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS
+from .base import BATCH_SETTINGS
 from .batching import pad_packed
 from .chunks import Tokenize, caption_progress, sorted_chunks
 from .explanation import Explanation
-from .load import BATCH_SETTINGS
 from .mini_reading import TOKENIZER_FILE, MiniReading, default_batch_limits
 from .tokenize_workers import usable_cores
 

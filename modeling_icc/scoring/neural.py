@@ -10,6 +10,7 @@ from transformers import PreTrainedTokenizerBase
 
 from ..models.icc.fast_encoder import FastICCEncoder, supports_fast_encoder
 from ..models.icc.modeling_icc import ICCForConcreteness
+from .arguments import zero_or_more
 from .base import ConcretenessScorer
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted_stream
 from .tokenize_workers import TokenizerSpec
@@ -72,8 +73,7 @@ class NeuralScorer(ConcretenessScorer):
         self.batch_size = batch_size or rows
         self.max_batch_tokens = max(max_batch_tokens or tokens, 8)
         self.progress = progress
-        if tokenize_workers is not None and tokenize_workers < 0:
-            raise ValueError(f"tokenize_workers must be >= 0, got {tokenize_workers}")
+        zero_or_more("tokenize_workers", tokenize_workers)
         self.tokenize_workers = tokenize_workers
         self._token_spec: TokenizerSpec | None = None
         positions = model.config.max_position_embeddings - (model.config.pad_token_id or 0) - 1

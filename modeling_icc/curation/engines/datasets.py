@@ -23,19 +23,18 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-import torch
 from datasets import Dataset, Features, IterableDataset, LargeList, List, Value
 from datasets import Sequence as SequenceFeature
 from datasets import config as datasets_config
 from datasets.utils.tqdm import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
 from tqdm.auto import tqdm
 
-from ...scoring.load import ModelSpec, named_model_id
+from ...scoring.load import named_model_id
+from ...scoring.options import ScoringOptions, takes_scoring_options
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_pylist
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
-from ..job_spec import ScoringOptions
 from .passes import fit_in_memory, gather
 from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
@@ -122,19 +121,14 @@ class _Scoring:
 
 
 @_bars_on_a_terminal_only
+@takes_scoring_options(model_after="column")
 def add_icc_scores(
     dataset: AnyDataset,
     column: str | None = None,
-    model: ModelSpec = None,
     map_batch_size: int = DEFAULT_MAP_BATCH_SIZE,
     output_column: str = SCORE_COLUMN,
     *,
-    fallback: str | None = None,
-    device: str | torch.device | None = None,
-    dtype: str | torch.dtype | None = None,
-    batch_size: int | None = None,
-    compile: bool = ScoringOptions.compile,
-    tokenize_workers: int | None = None,
+    scoring_options: ScoringOptions,
     aggregates: Sequence[str] = AGGREGATES,
     num_proc: int | None = None,
     raw_column: str | None = None,
@@ -145,7 +139,7 @@ def add_icc_scores(
     directory) or a ready scorer (default: ``load_scorer``'s, mini). ``map_batch_size`` rows go to the scorer
     per ``map`` call; ``batch_size`` caps rows per forward pass; ``fallback``, ``device``, ``dtype``,
     ``compile`` and ``tokenize_workers`` are those of
-    :class:`~modeling_icc.curation.job_spec.ScoringOptions` (see :func:`~modeling_icc.load_scorer`).
+    :class:`~modeling_icc.scoring.options.ScoringOptions` (see :func:`~modeling_icc.load_scorer`).
     Blank, null or non-text captions score NaN. A column holding a list of captions per row (e.g. GBC
     node captions) gets one list of scores per row plus per-row
     ``{output_column}_min/_mean/_max`` (choose with ``aggregates``).
@@ -157,26 +151,20 @@ def add_icc_scores(
     column = column or format_columns()[0]
     _check_dataset(dataset)
     require_columns(dataset.column_names, [column])
-    options = ScoringOptions(model, fallback, device, dtype, batch_size, compile, tokenize_workers)
-    scoring = _Scoring(options, map_batch_size, num_proc)
+    scoring = _Scoring(scoring_options, map_batch_size, num_proc)
     plain, restore_format = _without_format(dataset)
     return restore_format(scoring.add(plain, column, output_column, aggregates, raw_column))
 
 
 @_bars_on_a_terminal_only
 @takes_filter_options
+@takes_scoring_options()
 def filter_by_icc(
     dataset: AnyDataset,
     options: FilterOptions,
     *,
-    model: ModelSpec = None,
+    scoring_options: ScoringOptions,
     map_batch_size: int = DEFAULT_MAP_BATCH_SIZE,
-    fallback: str | None = None,
-    device: str | torch.device | None = None,
-    dtype: str | torch.dtype | None = None,
-    batch_size: int | None = None,
-    compile: bool = ScoringOptions.compile,
-    tokenize_workers: int | None = None,
     num_proc: int | None = None,
 ) -> AnyDataset:
     """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
@@ -199,13 +187,11 @@ def filter_by_icc(
     """
     plan = options.filter_plan()
     _check_dataset(dataset)
-    scoring = _Scoring(
-        ScoringOptions(model, fallback, device, dtype, batch_size, compile, tokenize_workers), map_batch_size, num_proc
-    )
+    scoring = _Scoring(scoring_options, map_batch_size, num_proc)
     dataset, restore_format = _without_format(dataset)
     plan = plan.bind_to_dataset(
         dataset.column_names,
-        named_model_id(model),
+        named_model_id(scoring_options.model),
         functools.partial(_values_in, dataset),
         functools.partial(_column_is_nested, dataset),
     )

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from ...scoring.options import Notice, ScoringOptions
 from ...scoring.tokenize_workers import usable_cores
 from ...utils.errors import UserInputError
 from ...utils.locations import Location, glob_remote, is_remote, location, storage_errors
@@ -32,7 +33,7 @@ from ..io.readers import check_input_file
 from ..io.table import TEXT_COLUMN, CaptionTable, Fields
 from ..io.tables import CHUNK_ROWS
 from ..io.text import replace_surrogates
-from ..job_spec import JobSpec, Notice, ScoringOptions
+from ..job_spec import JobSpec
 from .workers import worker_count
 
 #: What a unit reads: a file (local or remote), a stream (stdin), or captions given as arguments.

@@ -41,8 +41,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.load import effective_device_and_dtype
-from ...scoring.runtimes import FORCE_FP32_ENV
+from ...scoring.hardware import FORCE_FP32_ENV
 from ...utils import resumable
 from ...utils.locations import Location, fingerprint, remove_tree
 from ...utils.provenance import environment, write_json
@@ -63,9 +62,10 @@ def run_sharded(job: Job, scorer: ConcretenessScorer) -> dict[str, Any]:
     ``scorer``: the loaded scorer this process uses (with one worker); worker processes load the model it
     names themselves, once each.
     """
-    device, dtype = effective_device_and_dtype(scorer.model_id, job.scoring.device, job.scoring.dtype)
     # recorded, and used by every worker: the model loaded (after any fallback), where and how it runs
-    job = replace(job, scoring=replace(job.scoring, model=scorer.model_id, fallback=None, device=device, dtype=dtype))
+    loaded = replace(job.scoring, model=scorer.model_id, fallback=None)
+    execution = loaded.execution()
+    job = replace(job, scoring=replace(loaded, device=execution.device, dtype=execution.dtype))
     start = time.perf_counter()
     with resumable.locked(job.output_dir):
         _bind_settings(job)

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any
 
 import pyarrow as pa
@@ -37,11 +37,11 @@ import ray
 import ray.data
 import torch
 
-from ...scoring.load import ModelSpec, named_model_id
+from ...scoring.load import named_model_id
+from ...scoring.options import ScoringOptions, takes_scoring_options
 from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, model_column
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
-from ..job_spec import ScoringOptions
 from .passes import fit_in_memory, gather
 from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
@@ -90,22 +90,17 @@ def _columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
     return {name: table.column(name) for name in table.column_names}
 
 
+@takes_scoring_options(model_after="column")
 def add_icc_scores(
     dataset: ray.data.Dataset,
     column: str | None = None,
-    model: ModelSpec = None,
     *,
+    scoring_options: ScoringOptions,
     output_column: str = SCORE_COLUMN,
     map_batch_size: int = DEFAULT_MAP_BATCH_SIZE,
     num_actors: int | None = None,
     num_gpus_per_actor: float | None = None,
     num_cpus_per_actor: float = 1,
-    fallback: str | None = None,
-    device: str | None = None,
-    dtype: str | None = None,
-    batch_size: int | None = None,
-    compile: bool = ScoringOptions.compile,
-    tokenize_workers: int | None = None,
     aggregates: Sequence[str] = AGGREGATES,
     raw_column: str | None = None,
 ) -> ray.data.Dataset:
@@ -129,8 +124,7 @@ def add_icc_scores(
         pool = ray.data.ActorPoolStrategy(min_size=1, max_size=most)  # autoscaling leaves room for reads
     else:
         pool = ray.data.ActorPoolStrategy(size=num_actors)
-    options = ScoringOptions(model, fallback, device, dtype, batch_size, compile, tokenize_workers)
-    score = score_columns(options, output_column, nested, raw_column, aggregates)
+    score = score_columns(scoring_options, output_column, nested, raw_column, aggregates)
     return dataset.map_batches(
         ScoreBatches,
         fn_constructor_args=(score, column, max(1, int(num_cpus_per_actor))),
@@ -143,11 +137,12 @@ def add_icc_scores(
 
 
 @takes_filter_options
+@takes_scoring_options()
 def filter_by_icc(
     dataset: ray.data.Dataset,
     options: FilterOptions,
     *,
-    model: ModelSpec = None,
+    scoring_options: ScoringOptions,
     tie_break_column: str | None = None,
     **scoring: Any,
 ) -> ray.data.Dataset:
@@ -165,14 +160,15 @@ def filter_by_icc(
     """
     plan = options.filter_plan(tie_break_column).bind_to_dataset(
         dataset.schema().names,
-        named_model_id(model),
+        named_model_id(scoring_options.model),
         lambda name: set(dataset.unique(name)),
         functools.partial(_column_is_nested, dataset),
     )
     scored = dataset
     if not plan.has_scores:
+        given = {option.name: getattr(scoring_options, option.name) for option in fields(ScoringOptions)}
         scored = add_icc_scores(
-            dataset, plan.column, model, output_column=plan.score_column, raw_column=plan.raw_column, **scoring
+            dataset, plan.column, output_column=plan.score_column, raw_column=plan.raw_column, **given, **scoring
         )
     cuts = None
     if plan.needs_all_rows:

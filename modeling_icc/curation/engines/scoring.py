@@ -1,8 +1,9 @@
 """How the batch engines (``datasets``, Ray) score: one scoring callable over the job spec's scoring options.
 
 ``add_icc_scores`` and ``filter_by_icc`` of both engines take the fields of
-:class:`~modeling_icc.curation.job_spec.ScoringOptions` as keywords, with its defaults (a test holds the
-engines to them), plus ``map_batch_size``, rows per engine batch (:data:`DEFAULT_MAP_BATCH_SIZE`).
+:class:`~modeling_icc.scoring.options.ScoringOptions` as keywords, with its defaults
+(:func:`~modeling_icc.scoring.options.takes_scoring_options` builds their signatures), plus
+``map_batch_size``, rows per engine batch (:data:`DEFAULT_MAP_BATCH_SIZE`).
 :class:`ScoreColumns` is what each engine runs on a batch of captions (a ``datasets`` ``map``
 function, wrapped by Ray's actor class): each worker process loads its scorer once
 (:meth:`ScoringOptions.load` with ``cache=True``) and returns the new columns.

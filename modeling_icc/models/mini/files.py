@@ -20,6 +20,8 @@ if TYPE_CHECKING:
     import torch
 
 HEADS_FILE = "mini_heads.safetensors"
+#: ``model_type`` in a mini folder's ``config.json`` (the loader's key for mini, read without torch).
+MINI_MODEL_TYPE = "icc_mini"
 #: The heads file's single metadata entry: JSON with the model config and how the heads were built.
 METADATA_KEY = "icc_mini"
 #: Tensors of the trained part: all that a heads file holds.

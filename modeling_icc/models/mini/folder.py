@@ -1,5 +1,5 @@
 """A mini repository (``repository.py``: config, heads, the base encoder by Hub id) loaded as the torch
-model; the repository's own helpers are re-exported, so one import serves a caller that loads one."""
+model (torch is imported only then)."""
 
 from __future__ import annotations
 
@@ -8,11 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .files import HEADS_FILE
-from .repository import (  # noqa: F401 (re-exported: scoring/load.py reads a repository through this module)
-    base_folder,
-    download_repo,
-    is_mini_folder,
-)
+from .repository import base_folder
 
 if TYPE_CHECKING:
     from .modeling_mini import MiniICCModel

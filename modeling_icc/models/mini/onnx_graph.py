@@ -39,13 +39,12 @@ from .files import (
     recorded_base_sha,
     sha256_prefix,
 )
-from .onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS  # noqa: F401 (re-exported: runtimes import them from here)
 
 logger = logging.getLogger(__name__)
 
 #: Environment variable naming the folder of built graphs (default: ``$XDG_CACHE_HOME/icc`` or ``~/.cache/icc``).
 CACHE_DIR_ENV = "ICC_CACHE_DIR"
-#: Environment variable that picks mini's runtime (``scoring/runtimes.py``): ``torch`` scores without the graph.
+#: Environment variable that picks mini's runtime (``scoring/execution.py``): ``torch`` scores without the graph.
 RUNTIME_ENV = "ICC_MINI_RUNTIME"
 #: Bumped whenever the export changes what the graph computes or how it is laid out (2: weights in a file of their own).
 GRAPH_VERSION = 2

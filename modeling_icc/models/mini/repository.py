@@ -21,6 +21,7 @@ from ...utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
 from .files import (
     BASE_WEIGHTS_FILE,
     HEADS_FILE,
+    MINI_MODEL_TYPE,
     base_model_path,
     read_heads,
     recorded_base_sha,
@@ -28,8 +29,6 @@ from .files import (
     shipped_heads_path,
 )
 
-#: ``model_type`` in a mini folder's ``config.json``.
-MINI_MODEL_TYPE = "icc_mini"
 #: The Hub repository and commit of the base encoder whose weights the pip package ships.
 BASE_REPO_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BASE_REVISION = "c9745ed1d9f207416be6d2e6f8de32d1f16199bf"

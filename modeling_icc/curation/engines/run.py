@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...scoring.options import Notice, warn
 from ...utils.locations import is_url, storage_errors
-from ..job_spec import JobSpec, Notice, warn
+from ..job_spec import JobSpec
 from .job import resolve
 from .output_dir import run_sharded
 from .single_file import run_single_file
