@@ -98,24 +98,25 @@ def test_the_command_names_its_flags_in_one_line(flags, message, capsys):
 # -- the one decision: device, dtype and runtime --------------------------------------
 
 
-@pytest.fixture
-def avx2_cpu(monkeypatch):
-    """A CPU without native bf16 and no GPU, whatever this machine has."""
+def _cpu_only(monkeypatch, native_bf16: bool) -> None:
+    """This machine seen as a CPU with or without native bf16, and no GPU, whatever it has."""
     monkeypatch.delenv("ICC_MINI_RUNTIME", raising=False)
     monkeypatch.delenv(hardware.FORCE_FP32_ENV, raising=False)
-    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: False)
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: native_bf16)
     monkeypatch.setattr(hardware, "gpu_may_be_present", lambda: False)
     monkeypatch.setattr(hardware, "default_device_type", lambda: "cpu")
+
+
+@pytest.fixture
+def avx2_cpu(monkeypatch):
+    """A CPU without native bf16 and no GPU."""
+    _cpu_only(monkeypatch, native_bf16=False)
 
 
 @pytest.fixture
 def amx_cpu(monkeypatch):
     """A CPU with native bf16 (AMX) and no GPU."""
-    monkeypatch.delenv("ICC_MINI_RUNTIME", raising=False)
-    monkeypatch.delenv(hardware.FORCE_FP32_ENV, raising=False)
-    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)
-    monkeypatch.setattr(hardware, "gpu_may_be_present", lambda: False)
-    monkeypatch.setattr(hardware, "default_device_type", lambda: "cpu")
+    _cpu_only(monkeypatch, native_bf16=True)
 
 
 def test_lite_runs_in_python_whatever_is_asked():

@@ -9,12 +9,10 @@ turns it into the :class:`~.filter_plan.FilterPlan` every engine applies. See do
 
 from __future__ import annotations
 
-import functools
-import inspect
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields
-from typing import Any, TypeVar
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from ..utils.option_keywords import takes_options
 from .columns import SCORE_COLUMN
 from .filter_plan import ColumnRule, FilterPlan, Level
 from .io.formats import FORMAT_COLUMNS
@@ -89,37 +87,8 @@ def format_columns(input_format: str | None = None) -> tuple[str, tuple[str, ...
 
 #: The options a caller may also give by position, after the dataset (as ``filter_by_icc(dataset, 0.5)``).
 RULE_OPTIONS = ("threshold", "top_fraction", "top_k")
-Result = TypeVar("Result")
 
 
-def takes_filter_options(engine: Callable[..., Result]) -> Callable[..., Result]:
-    """``engine(dataset, options, *, ...)`` called with the :class:`FilterOptions` as its keywords.
-
-    The caller passes :data:`RULE_OPTIONS` by position or keyword and the other options by keyword,
-    with the spec's defaults; ``engine`` gets them as one :class:`FilterOptions`. The signature
-    (``help``, ``inspect``) lists them, so an option added to the spec reaches every engine at once.
-    """
-    dataset, _, *own = inspect.signature(engine).parameters.values()
-    spec = [
-        inspect.Parameter(
-            option.name,
-            inspect.Parameter.POSITIONAL_OR_KEYWORD if option.name in RULE_OPTIONS else inspect.Parameter.KEYWORD_ONLY,
-            default=option.default,
-            annotation=option.type,
-        )
-        for option in fields(FilterOptions)
-    ]
-    signature = inspect.signature(engine).replace(parameters=[dataset, *spec, *own])
-
-    names = {option.name for option in spec}
-    more = [parameter.name for parameter in own if parameter.kind is inspect.Parameter.VAR_KEYWORD]
-
-    @functools.wraps(engine)
-    def call(*args: Any, **kwargs: Any) -> Result:
-        given = signature.bind(*args, **kwargs).arguments  # a TypeError for a wrong keyword, as a plain call
-        options = FilterOptions(**{name: given.pop(name) for name in names & given.keys()})
-        extra = given.pop(more[0], {}) if more else {}
-        return engine(given.pop(dataset.name), options, **given, **extra)
-
-    call.__signature__ = signature  # type: ignore[attr-defined]
-    return call
+#: Gives an engine ``engine(dataset, options, *, ...)`` the fields of :class:`FilterOptions` as keywords,
+#: :data:`RULE_OPTIONS` also by position (see :func:`~modeling_icc.utils.option_keywords.takes_options`).
+takes_filter_options = takes_options(FilterOptions, "options", positional=RULE_OPTIONS)

@@ -10,15 +10,14 @@ arguments (``arguments.py``); :meth:`ScoringOptions.check` refuses the options i
 
 from __future__ import annotations
 
-import functools
-import inspect
 import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from ..utils.errors import OptionError
+from ..utils.option_keywords import Result, takes_options
 from .arguments import check_arguments
 from .execution import Execution
 from .load import LITE_MODEL_ID, MINI_MODEL_ID, ModelSpec, fallback_notices, load_scorer, planned_execution
@@ -109,56 +108,18 @@ class ScoringOptions:
 
 #: The engine's parameter that receives the options as one :class:`ScoringOptions` (keyword-only, no default).
 OPTIONS_PARAMETER = "scoring_options"
-Result = TypeVar("Result")
 
 
 def takes_scoring_options(
     *, model_after: str | None = None
 ) -> Callable[[Callable[..., Result]], Callable[..., Result]]:
     """``engine(..., *, scoring_options, ...)`` called with the fields of :class:`ScoringOptions` as its
-    keywords, with the spec's defaults, in place of ``scoring_options``; the engine gets them as one
-    :class:`ScoringOptions` (built, so checked, before the engine runs). The signature (``help``,
-    ``inspect``) lists them, so an option added to the spec reaches every engine at once.
+    keywords, with the spec's defaults, in place of ``scoring_options`` (see
+    :func:`~modeling_icc.utils.option_keywords.takes_options`).
 
     ``model_after``: the engine's parameter after which ``model`` may also be given by position
     (``add_icc_scores(dataset, "caption", "lite")``); ``None``: every option by keyword.
     """
-
-    def decorate(engine: Callable[..., Result]) -> Callable[..., Result]:
-        signature = inspect.signature(engine)
-        if signature.parameters[OPTIONS_PARAMETER].kind is not inspect.Parameter.KEYWORD_ONLY:
-            raise TypeError(f"{engine.__name__}: {OPTIONS_PARAMETER} must be keyword-only")
-        if model_after is not None and model_after not in signature.parameters:
-            raise TypeError(f"{engine.__name__} has no parameter {model_after!r} to take model after")
-        options = {
-            option.name: inspect.Parameter(
-                option.name, inspect.Parameter.KEYWORD_ONLY, default=option.default, annotation=option.type
-            )
-            for option in fields(ScoringOptions)
-        }
-        by_position = options.pop("model").replace(kind=inspect.Parameter.POSITIONAL_OR_KEYWORD)
-        if model_after is None:
-            options = {by_position.name: by_position.replace(kind=inspect.Parameter.KEYWORD_ONLY), **options}
-        parameters = []
-        for parameter in signature.parameters.values():
-            if parameter.name == OPTIONS_PARAMETER:
-                parameters += options.values()
-                continue
-            parameters.append(parameter)
-            if parameter.name == model_after:
-                parameters.append(by_position)
-        with_options = signature.replace(parameters=parameters)
-        names = {option.name for option in fields(ScoringOptions)}
-        more = [parameter.name for parameter in parameters if parameter.kind is inspect.Parameter.VAR_KEYWORD]
-
-        @functools.wraps(engine)
-        def call(*args: Any, **kwargs: Any) -> Result:
-            given = with_options.bind(*args, **kwargs).arguments  # a TypeError for a wrong keyword, as a plain call
-            scoring = ScoringOptions(**{name: given.pop(name) for name in names & given.keys()})
-            extra = given.pop(more[0], {}) if more else {}
-            return engine(**given, **{OPTIONS_PARAMETER: scoring}, **extra)
-
-        call.__signature__ = with_options  # type: ignore[attr-defined]
-        return call
-
-    return decorate
+    return takes_options(
+        ScoringOptions, OPTIONS_PARAMETER, positional=("model",) * bool(model_after), after=model_after
+    )
