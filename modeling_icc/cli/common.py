@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..curation.columns import SCORE_QUANTILES
+from ..curation.engines.output_dir import SUMMARY_FILE
 from ..curation.filter_options import CLIP_COLUMN, FilterOptions
 from ..curation.job_spec import INPUT_FORMAT_NAMES, OUTPUT_FORMAT_NAMES, JobSpec
 from ..curation.selection import KeepRule
@@ -170,8 +171,6 @@ def open_scorer(args: argparse.Namespace) -> ConcretenessScorer:
 
 
 def print_shard_summary(summary: dict[str, Any], spec: JobSpec) -> None:
-    from ..curation.engines.output_dir import SUMMARY_FILE
-
     lines = [
         f"{summary['shards']} shard{'s' * (summary['shards'] != 1)}, {summary['rows']} rows scored with "
         f"{summary['model']}"

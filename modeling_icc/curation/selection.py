@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..utils.errors import UserInputError
+from .columns import to_pylist
 
 
 @dataclass(frozen=True)
@@ -168,7 +169,5 @@ def _last_tied_id(values: list[np.ndarray], ids: Sequence[Any], cutoff: float, b
 
 def _arrow(values: Any) -> Any:
     import pyarrow as pa
-
-    from .columns import to_pylist
 
     return values if isinstance(values, (pa.Array, pa.ChunkedArray)) else pa.array(to_pylist(values))
