@@ -13,9 +13,11 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from importlib import import_module
-from types import ModuleType
+from types import ModuleType, TracebackType
+from typing import TextIO
 
 from ..utils.errors import OptionError, UserInputError
+from ..utils.redaction import redact
 from ..version import __version__
 
 #: Command name -> one-line help; ``modeling_icc.cli.<name>`` holds its ``DESCRIPTION``, ``EXAMPLES``,
@@ -121,7 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     """
     if sys.stderr is None:  # started with stderr closed: messages must not end up in the output
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115 (open for the rest of the process)
+    if argv is None:  # the process's own command: a traceback it dies with is printed without secrets too
+        sys.excepthook = _redacted_excepthook
     args = argparse.Namespace()  # filled by the parser, read here once Ctrl-C stops anything
+    stderr = sys.stderr
+    sys.stderr = RedactedStream(stderr)
     try:
         return _run(sys.argv[1:] if argv is None else list(argv), args)
     except KeyboardInterrupt:
@@ -130,6 +136,30 @@ def main(argv: list[str] | None = None) -> int:
         line_end = "\n" if sys.stderr.isatty() else ""  # past a progress bar's line
         print(f"{line_end}icc: interrupted{resume}", file=sys.stderr)
         return INTERRUPTED
+    finally:
+        if isinstance(sys.stderr, RedactedStream) and sys.stderr.stream is stderr:
+            sys.stderr = stderr
+
+
+class RedactedStream:
+    """stderr while a command runs: every line written to it (icc's own, a library's warning or log line, a
+    traceback) has the secrets a URL carried hidden (:func:`~modeling_icc.utils.redaction.redact`)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def write(self, text: str) -> int:
+        return self.stream.write(redact(text))
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.stream, name)
+
+
+def _redacted_excepthook(kind: type[BaseException], error: BaseException, trace: TracebackType | None) -> None:
+    """Python's report of an uncaught exception, with secrets hidden (see :class:`RedactedStream`)."""
+    import traceback
+
+    sys.stderr.write(redact("".join(traceback.format_exception(kind, error, trace))))
 
 
 def _run(argv: list[str], args: argparse.Namespace) -> int:

@@ -4,9 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from .redaction import redact
+
 
 class UserInputError(ValueError):
-    """Bad file, format, column or option: the message says what to change."""
+    """Bad file, format, column or option: the message says what to change. A secret that a URL carried is
+    never part of it (:func:`~.redaction.redact`): the message is shown, and may be logged."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(redact(message), *args)
 
 
 class CheckpointError(ValueError):
