@@ -16,14 +16,13 @@ engines take its scoring and filter parts as keywords (their data are Python obj
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..scoring.options import ScoringOptions
 from ..utils.errors import UserInputError
-from ..utils.locations import is_url
+from ..utils.locations import is_pattern, is_url
 from .filter_options import FilterOptions
 from .io.formats import FORMATS, INPUT_FORMATS
 
@@ -139,7 +138,7 @@ class JobSpec:
     def _check_single(self) -> None:
         if not self.inputs and not self.texts:
             raise UserInputError("nothing to score: pass captions, --input FILE, or pipe text into --input -")
-        if len(self.inputs) > 1 or (self.inputs and glob.has_magic(self.inputs[0])):
+        if len(self.inputs) > 1 or (self.inputs and is_pattern(self.inputs[0])):
             raise UserInputError("several inputs or a glob need --output-dir DIR (one output per input shard)")
         if self.workers != 1:
             raise UserInputError("--workers applies to sharded jobs; add --output-dir DIR")

@@ -24,7 +24,7 @@ from typing import BinaryIO
 from ...scoring.options import Notice, ScoringOptions
 from ...scoring.tokenize_workers import usable_cores
 from ...utils.errors import UserInputError
-from ...utils.locations import Location, glob_remote, is_remote, location, storage_errors
+from ...utils.locations import Location, glob_remote, is_pattern, is_remote, kind, location, storage_errors
 from ..filter_plan import FilterPlan
 from ..io import compression, datacomp
 from ..io.formats import default_output_format, detect_format, infer_format, output_suffix
@@ -246,14 +246,15 @@ def _remote_inputs(place: Location, pattern: str) -> list[Location]:
     """The files a remote path or glob names (a bucket's prefix is a directory, as a local one)."""
     with storage_errors(pattern):
         place.fs.invalidate_cache()  # what is there now, not what this process listed before
-        if glob.has_magic(place.path):
+        if is_pattern(pattern):
             matches = glob_remote(place)
             if not matches:
                 raise UserInputError(f"no file matches {pattern!r}")
             return matches
-        if place.is_dir():
+        found = kind(place)  # a failure (timeout, offline Hub) is raised, not taken for "not found"
+        if found == "directory":
             raise UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern}/*.parquet'")
-        if not place.is_file():
+        if found != "file":
             raise UserInputError(f"input file not found: {pattern}")
         return [place]
 

@@ -19,7 +19,7 @@ from functools import partial
 from typing import BinaryIO
 
 from ...utils.errors import UserInputError
-from ...utils.locations import location, open_to_read
+from ...utils.locations import is_file, location, open_to_read
 from . import compression, gbc, readers, writers
 from .table import TEXT_COLUMN, Fields
 
@@ -114,7 +114,7 @@ def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
     fmt = infer_format(path)
     tests = [(entry.name, entry.refines[fmt]) for entry in REGISTRY if fmt in entry.refines]
     place = location(path)
-    if tests and place.is_file():
+    if tests and is_file(place):  # a store's failure is raised, not taken for "no file"
         with open_to_read(place) as raw, compression.decompressed(raw) as stream:
             try:
                 first_line = stream.readline(_SNIFF_LINE).removeprefix(b"\xef\xbb\xbf")

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ...utils.locations import is_remote, location
+from ...utils.locations import is_remote, location, open_to_seek
 from . import readers
 from .table import CaptionTable
 
@@ -99,7 +99,7 @@ def in_parquet(first_line: bytes, path: os.PathLike) -> bool:
     place = location(path)
     try:
         if is_remote(place):  # through its fsspec file (pyarrow's own filesystems ignore fsspec's settings)
-            with place.open("rb") as stream:
+            with open_to_seek(place, "Parquet") as stream:
                 return VERTICES in pq.read_schema(stream).names
         return VERTICES in pq.read_schema(path).names
     except (pa.ArrowInvalid, OSError):  # not readable: the reader says so

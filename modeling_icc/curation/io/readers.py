@@ -25,7 +25,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
-from ...utils.locations import Location, is_remote, is_url, location, open_to_read
+from ...utils.locations import (
+    Location,
+    is_remote,
+    is_url,
+    kind,
+    location,
+    open_to_read,
+    open_to_seek,
+    raised_by_store,
+)
 from . import compression
 from . import webdataset as webdataset_tar
 from .table import TEXT_COLUMN, CaptionTable
@@ -96,11 +105,12 @@ def check_input_file(path: str | os.PathLike | Location) -> Location:
     """``path`` as a ``Path`` (a URL: a ``UPath``) if it is a readable file; otherwise a one-line error
     saying what it is."""
     path = location(path)
-    if path.is_dir():
+    found = kind(path)  # on a store, a failure (timeout, offline Hub) is raised, not taken for "not found"
+    if found == "directory":
         raise UserInputError(f"input {path} is a directory, not a file")
-    if not path.exists():
+    if found is None:
         raise UserInputError(f"input file not found: {path}")
-    if not path.is_file():
+    if found != "file":
         raise UserInputError(f"input {path} is not a regular file")
     return path
 
@@ -404,7 +414,7 @@ def _parquet_tables(source: Location | BinaryIO, column: str, rows: int, name: o
     import pyarrow.parquet as pq
 
     if is_remote(source):  # read through its fsspec file, which seeks (to the footer, to each row group)
-        with source.open("rb") as stream:
+        with open_to_seek(source, "Parquet") as stream:
             yield from _parquet_tables(stream, column, rows, name)
         return
 
@@ -422,6 +432,8 @@ def _parquet_tables(source: Location | BinaryIO, column: str, rows: int, name: o
                 yield _arrow_table(group.slice(start, rows), column, binary)
             del group
     except (pa.ArrowInvalid, OSError) as error:
+        if raised_by_store(error):  # a timeout or refusal of the store, not the file's bytes
+            raise
         raise UserInputError(f"{name}: not a readable Parquet file ({error})") from None
     if empty:
         yield _arrow_table(parquet.schema_arrow.empty_table(), column)

@@ -22,7 +22,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
-from ...utils.locations import Location, is_remote
+from ...utils.locations import Location, is_remote, open_to_seek
 from .text import LineDecoder
 
 KEY_FIELD = "__key__"
@@ -71,7 +71,7 @@ def _archive(source: str | Path | Location) -> Iterator[tarfile.TarFile]:
         with tarfile.open(source, TAR_READ_MODE) as archive:
             yield archive
         return
-    with source.open("rb") as raw, tarfile.open(fileobj=raw, mode=TAR_READ_MODE) as archive:
+    with open_to_seek(source, "a tar file") as raw, tarfile.open(fileobj=raw, mode=TAR_READ_MODE) as archive:
         yield archive
 
 
