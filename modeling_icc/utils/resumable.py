@@ -4,7 +4,8 @@ Sharded curation jobs (``icc score|filter --output-dir``) and teacher scoring
 (:func:`~modeling_icc.teachers.scoring.score_to_shards`) both follow it; docs/curation.md
 ("Resuming a job") describes it for users:
 
-- one job per directory at a time (:func:`locked` holds :data:`LOCK_FILE`);
+- one job per directory at a time (:func:`locked` holds :data:`LOCK_FILE`: a lock file on a disk, a lease
+  object on an object store, :mod:`.leases`);
 - :data:`RUN_FILE` records the job's settings and inputs (:func:`bind_settings`); once the directory
   holds saved work, a re-run must match them, else a one-line error names the settings that differ.
   The settings of a run that saved nothing are simply replaced, and saved work without a
@@ -26,8 +27,10 @@ from typing import Any
 
 from .atomic_files import remove_dead_temp_files, remove_quietly
 from .errors import UserInputError
-from .locations import Location, is_remote
+from .leases import leased
+from .locations import Location, is_file, is_remote, kind
 from .provenance import write_json
+from .redaction import public_url
 
 #: The job's settings and inputs, which a resumed run must match.
 RUN_FILE = "_run.json"
@@ -51,7 +54,7 @@ def bind_settings(
     ``DIR holds a run with different KEYS; ADVICE``.
     """
     path = directory / RUN_FILE
-    if holds_work and path.is_file():
+    if holds_work and is_file(path):
         previous = json.loads(path.read_text(encoding="utf-8"))
         changed = [key for key in settings if previous.get(key) != settings[key]]
         if changed:
@@ -66,7 +69,7 @@ def bind_settings(
 def recorded_settings(directory: Path) -> dict[str, Any] | None:
     """What :func:`bind_settings` recorded in ``directory``, or ``None``."""
     path = directory / RUN_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else None
+    return json.loads(path.read_text(encoding="utf-8")) if is_file(path) else None
 
 
 def remove_partial_files(directories: Sequence[Path]) -> None:
@@ -78,18 +81,18 @@ def remove_partial_files(directories: Sequence[Path]) -> None:
 
 
 @contextmanager
-def locked(directory: Location) -> Iterator[None]:
+def locked(directory: Location, notice: Callable[[str], None] | None = None) -> Iterator[Callable[[], None]]:
     """One job per directory at a time (the OS drops the lock if the job dies); creates ``directory``.
 
-    An object store has no lock (nor folders to create): two jobs on one prefix are not kept apart there.
-    Both record their settings in :data:`RUN_FILE` and check them against saved work, so a second job with
-    other settings is refused once the first has finished a unit; with the same settings both write the
-    same bytes to the same keys (the work is done twice, the result is the same).
+    An object store has no such lock (nor folders to create): there the job holds a lease,
+    :data:`LOCK_FILE` as an object (:mod:`.leases`; ``notice`` tells of one taken over from a job that is
+    gone). Yields the check to call before each commit: it raises if the lease was lost.
     """
-    if directory.exists() and not directory.is_dir():
+    if kind(directory) not in (None, "directory"):
         raise UserInputError(f"the output directory {directory} is an existing file; choose a directory")
     if is_remote(directory):
-        yield
+        with leased(directory / LOCK_FILE, public_url(str(directory)), notice, guards=directory, under=True) as lease:
+            yield lease.check
         return
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -100,7 +103,11 @@ def locked(directory: Location) -> Iterator[None]:
         busy=f"another icc job is writing to {directory}",
         unwritable=f"cannot write to the output directory {directory}",
     ):
-        yield
+        yield _still_held
+
+
+def _still_held() -> None:
+    """A lock the OS holds for this process is held until it ends: nothing to check."""
 
 
 @contextmanager

@@ -15,15 +15,22 @@ from .unit_result import UnitResult
 
 
 class InProcess:
-    """Runs tasks here, in order; ``done()`` is called after each (a sharded job's bar over its shards)."""
+    """Runs tasks here, in order; ``done()`` is called after each (a sharded job's bar over its shards), and
+    ``before_commit()`` right before each file is committed (a check that the job still holds its output)."""
 
     #: Processes that scored units: this one.
     processes = 1
 
     def __init__(
-        self, job: Job, scorer: LazyScorer, progress: Progress, done: Callable[[], object] = lambda: None
+        self,
+        job: Job,
+        scorer: LazyScorer,
+        progress: Progress,
+        done: Callable[[], object] = lambda: None,
+        before_commit: Callable[[], None] | None = None,
     ) -> None:
         self.job, self.scorer, self.progress, self.done = job, scorer, progress, done
+        self.before_commit = before_commit
 
     def __enter__(self) -> InProcess:
         return self
@@ -34,6 +41,6 @@ class InProcess:
     def run(self, tasks: list[Task]) -> list[UnitResult | None]:
         results = []
         for task in tasks:
-            results.append(run_task(self.job, task, self.scorer, self.progress))
+            results.append(run_task(self.job, task, self.scorer, self.progress, self.before_commit))
             self.done()
         return results

@@ -8,11 +8,18 @@ Layout of an output directory::
     OUT/_summary.json       totals over all shards, written when every shard is done
     OUT/.icc-work/          raw scores for ranking rules and kept uids, while the job runs;
                             removed once the summary is written
-    OUT/.icc.lock           held while a job runs; removed when it ends (a local OUT only)
+    OUT/.icc.lock           held while a job runs; removed when it ends (on an object store, the
+                            job's lease: :mod:`~modeling_icc.utils.leases`)
 
 OUT may be an object store's prefix (``s3://bucket/kept/``, see :mod:`~modeling_icc.utils.locations`):
 there every file is uploaded as one object when complete, each shard's stats after its output, so the
-stats still mark the shard done; there is no lock (see :func:`~modeling_icc.utils.resumable.locked`).
+stats still mark the shard done; one job at a time holds the prefix's lease, and checks that it still holds
+it before each commit (see :func:`~modeling_icc.utils.resumable.locked`).
+
+A directory is reported finished only when what it holds agrees with its record: the summary of a
+finished directory must name this job's command, model, rule and shards, and before a job writes the
+summary it checks that ``_run.json`` still records its own settings (another job writing there at the same
+time, with an older icc or a lapsed lease, would have replaced it). Otherwise the job stops in one line.
 
 A finished directory holds the outputs, their stats, ``_run.json`` and ``_summary.json``:
 what a re-run needs to see that nothing is left to do (it then changes nothing) and to
@@ -42,8 +49,10 @@ from typing import Any
 
 from ...scoring.base import ConcretenessScorer
 from ...scoring.hardware import FORCE_FP32_ENV
+from ...scoring.options import Notice, warn
 from ...utils import resumable
-from ...utils.locations import Location, fingerprint, remove_tree
+from ...utils.errors import UserInputError
+from ...utils.locations import Location, fingerprint, is_dir, is_file, remove_tree
 from ...utils.provenance import environment, write_json
 from ..io import datacomp
 from .in_process import InProcess
@@ -56,37 +65,41 @@ from .shard_files import STATS_SUFFIX, WORK_DIR, ShardFiles, done
 SUMMARY_FILE = "_summary.json"
 
 
-def run_sharded(job: Job, scorer: ConcretenessScorer) -> dict[str, Any]:
+def run_sharded(job: Job, scorer: ConcretenessScorer, notice: Notice = warn) -> dict[str, Any]:
     """Run (or resume) the sharded ``job``; returns the run summary also written to ``_summary.json``.
 
     ``scorer``: the loaded scorer this process uses (with one worker); worker processes load the model it
-    names themselves, once each.
+    names themselves, once each. ``notice``: told of a remote lease taken over from a job that is gone.
     """
     # recorded, and used by every worker: the model loaded (after any fallback), where and how it runs
     loaded = replace(job.scoring, model=scorer.model_id, fallback=None)
     execution = loaded.execution()
     job = replace(job, scoring=replace(loaded, device=execution.device, dtype=execution.dtype))
     start = time.perf_counter()
-    with resumable.locked(job.output_dir):
-        _bind_settings(job)
+    with resumable.locked(job.output_dir, notice) as still_held:
+        bound = _bind_settings(job)
         resumable.remove_partial_files([job.output_dir, job.output_dir / WORK_DIR])
         pending = [unit for unit in job.units if not done(job, unit)]
         # Shards finished by an earlier run whose output has gone since: they are redone, and reported.
-        lost = sum(ShardFiles.of(job, unit).stats.is_file() for unit in pending)
+        lost = sum(is_file(ShardFiles.of(job, unit).stats) for unit in pending)
         summary_path = job.output_dir / SUMMARY_FILE
         subset = job.datacomp_subset
-        if not pending and summary_path.is_file() and (subset is None or subset.is_file()):
+        if not pending and is_file(summary_path) and (subset is None or subset.is_file()):
             remove_tree(job.output_dir / WORK_DIR)  # left by an older icc
-            return {**json.loads(summary_path.read_text(encoding="utf-8")), "redone_missing_outputs": 0}
+            summary = json.loads(summary_path.read_text(encoding="utf-8"))
+            _check_summary_agrees(job, summary)
+            return {**summary, "redone_missing_outputs": 0}
         if subset is not None:  # the subset is built from every shard's kept uids: redo shards whose uids are gone
             pending = [unit for unit in job.units if not done(job, unit, with_uids=True)]
         scores = {unit: ShardFiles.of(job, unit).scores for unit in job.units}
         with shard_bars(len(job.units), len(job.units) - len(pending), job.progress) as bars:
-            local = InProcess(job, LazyScorer(lambda: scorer, scorer.model_id), bars, bars.done)
+            local = InProcess(job, LazyScorer(lambda: scorer, scorer.model_id), bars, bars.done, still_held)
             with ProcessPool(job, local) if job.workers > 1 else local as executor:
                 run_passes(job, pending, scores, executor)
         summary = _summary(job, time.perf_counter() - start, executor.processes)
         summary["redone_missing_outputs"] = lost
+        _check_record_is_this_jobs(job, bound)
+        still_held()
         write_json(summary_path, summary)
         remove_tree(job.output_dir / WORK_DIR)  # only a running job needs it
     return summary
@@ -115,17 +128,50 @@ def settings(job: Job) -> dict[str, Any]:
     }
 
 
+def _summary_facts(job: Job) -> dict[str, Any]:
+    """What a summary says of the job that wrote it, which a finished directory's summary must agree with."""
+    return {
+        "command": "score" if job.plan.rule is None else "filter",
+        "model": job.scoring.model,
+        "rule": None if job.plan.rule is None else job.plan.describe(),
+        "clip_rule": None if job.plan.other is None else job.plan.other.describe(),
+        "shards": len(job.units),
+    }
+
+
+def _check_summary_agrees(job: Job, summary: dict[str, Any]) -> None:
+    """Refuse to report a finished directory whose summary is of another job than its ``_run.json`` (two jobs
+    wrote there at once: the outputs may be either's)."""
+    differ = [(key, value) for key, value in _summary_facts(job).items() if summary.get(key) != value]
+    if differ:
+        said = ", ".join(f"{key} {summary.get(key)!r} (this job: {value!r})" for key, value in differ)
+        raise UserInputError(
+            f"{job.output_dir} holds a summary of another job than the one its {resumable.RUN_FILE} records: "
+            f"{said}; two jobs wrote there at once (or it was edited), so its outputs cannot be trusted: "
+            f"delete {job.output_dir} and run this command again, or use a new --output-dir"
+        )
+
+
+def _check_record_is_this_jobs(job: Job, bound: dict[str, Any]) -> None:
+    """Before the summary: ``_run.json`` must still record the settings this job ``bound``, or another job
+    wrote the directory meanwhile and its outputs may mix both runs."""
+    recorded = resumable.recorded_settings(job.output_dir) or {}
+    changed = [key for key, value in bound.items() if recorded.get(key) != value]
+    if changed:
+        raise UserInputError(
+            f"{job.output_dir}/{resumable.RUN_FILE} no longer records this job's settings ({', '.join(changed)} "
+            f"differ): another job wrote to {job.output_dir} while this one ran, so its outputs may mix both "
+            f"runs: delete {job.output_dir} and run this command again, or use a new --output-dir"
+        )
+
+
 def _summary(job: Job, wall_seconds: float, workers: int) -> dict[str, Any]:
     """Totals over every shard; ``workers``: the processes that scored shards in this run."""
     stats = [json.loads(ShardFiles.of(job, unit).stats.read_text(encoding="utf-8")) for unit in job.units]
     rows = sum(item["rows"] for item in stats)
     busy = sum(item["seconds"] for item in stats)
     summary: dict[str, Any] = {
-        "command": "score" if job.plan.rule is None else "filter",
-        "model": job.scoring.model,
-        "rule": None if job.plan.rule is None else job.plan.describe(),
-        "clip_rule": None if job.plan.other is None else job.plan.other.describe(),
-        "shards": len(job.units),
+        **_summary_facts(job),
         "rows": rows,
         "kept": sum(item["kept"] for item in stats),
         "nan": sum(item["nan"] for item in stats),
@@ -148,8 +194,8 @@ def _summary(job: Job, wall_seconds: float, workers: int) -> dict[str, Any]:
     return summary
 
 
-def _bind_settings(job: Job) -> None:
-    """Record the job's settings; a re-run must use the same ones once some work is saved
+def _bind_settings(job: Job) -> dict[str, Any]:
+    """Record the job's settings, and return them; a re-run must use the same ones once some work is saved
     (see :mod:`~modeling_icc.utils.resumable`)."""
     recorded = settings(job)
 
@@ -172,10 +218,11 @@ def _bind_settings(job: Job) -> None:
         advice="resume with the same command, or use a new --output-dir",
         explain=explain,
     )
+    return recorded
 
 
 def _holds_work(output_dir: Location) -> bool:
     """Whether a run saved anything here: a finished shard, a summary, or saved scores or uids."""
     saved = [*output_dir.glob(f"*{STATS_SUFFIX}"), output_dir / SUMMARY_FILE]
     work = output_dir / WORK_DIR
-    return any(path.is_file() for path in saved) or (work.is_dir() and any(work.iterdir()))
+    return any(is_file(path) for path in saved) or (is_dir(work) and any(work.iterdir()))

@@ -4,7 +4,8 @@ One pool is kept for the whole job. Workers fork from a forkserver that imported
 starts in a fraction of a second and loads its scorer once (on its own GPU where there are several, with its
 share of the CPU cores). They report the captions they score to the main process, which draws the bars,
 handles Ctrl-C (stopping the shards being written now, each removing its temporary files) and holds the
-output directory's lock: a worker renames a file into place only while the main process lives.
+output directory's lock: a worker renames a file into place only while the main process lives. On an object
+store the main process checks its lease as the workers run, and stops them at once if it was lost.
 """
 
 from __future__ import annotations
@@ -21,7 +22,10 @@ from dataclasses import replace
 from queue import Empty
 from typing import Any
 
+from ...utils.leases import LeaseLost
+from ...utils.locations import is_remote
 from ...utils.parent_death import PARENT_ENV
+from ...utils.remote_options import bounded
 from .in_process import InProcess
 from .job import Job
 from .passes import LazyScorer, Task, run_task
@@ -46,8 +50,9 @@ class ProcessPool:
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc_info: object) -> None:
         if self.pool is not None:
-            if exc_type is not None and issubclass(exc_type, KeyboardInterrupt):
-                # Ctrl-C: stop the shards being written now (each removes its temp files), not after them
+            if exc_type is not None and issubclass(exc_type, KeyboardInterrupt | LeaseLost):
+                # Ctrl-C, or the output's lease lost: stop the shards being written now (each removes its temp
+                # files), not after them
                 for process in list(self.pool._processes.values()):
                     process.terminate()
             self.pool.shutdown(wait=True, cancel_futures=True)
@@ -61,6 +66,8 @@ class ProcessPool:
         self.processes = max(self.processes, len(pool._processes))
         while futures:
             finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
+            if self.local.before_commit is not None:
+                self.local.before_commit()  # the output still this job's (a remote lease)
             self._drain()
             for future in finished:
                 future.result()
@@ -148,7 +155,8 @@ def _sigint_deferred() -> Iterator[None]:
 
 
 def _exit_on_terminate(signum: int, frame: object) -> None:
-    """SIGTERM in a worker: exit through Python, so a shard being written removes its temp file."""
+    """SIGTERM in a worker: exit through Python, so a shard being written removes its temp file (then
+    :func:`_run_in_worker` ends the process: the pool would report the exit and start the next task)."""
     raise SystemExit(128 + signum)
 
 
@@ -166,6 +174,9 @@ def _init_worker(ranks: Any, reports: Any, n_workers: int, main_pid: int) -> Non
 
 
 def _run_in_worker(job: Job, task: Task) -> None:
+    for place in (task.unit.source, task.unit.output, job.output_dir):
+        if is_remote(place):
+            bounded(place.fs)  # the filesystems this process opens, with icc's bounded retries
     device = device_for_rank(job.scoring.device, _WORKER["rank"])
     tokenize_workers = job.scoring.tokenize_workers
     if tokenize_workers is None and device is not None and device.startswith("cuda"):
@@ -173,4 +184,7 @@ def _run_in_worker(job: Job, task: Task) -> None:
     scoring = replace(job.scoring, device=device, tokenize_workers=tokenize_workers)
     scorer = LazyScorer(lambda: scoring.load(cache=True), scoring.model)
     commit_check: Callable[[], None] = _WORKER["commit_check"]
-    run_task(replace(job, scoring=scoring), task, scorer, Counts(_WORKER["report"]), commit_check)
+    try:
+        run_task(replace(job, scoring=scoring), task, scorer, Counts(_WORKER["report"]), commit_check)
+    except SystemExit as stop:  # stopped by the main process (SIGTERM): the task has cleaned up; end here
+        os._exit(stop.code if isinstance(stop.code, int) else 1)

@@ -26,5 +26,5 @@ def run_job(spec: JobSpec, notice: Notice = warn) -> UnitResult | dict[str, Any]
     with storage_errors(remote[0] if remote else None):
         job = resolve(spec, notice)
         if job.sharded:
-            return run_sharded(job, spec.scoring.load(notice))
-        return run_single_file(job, lambda: spec.scoring.load(notice))
+            return run_sharded(job, spec.scoring.load(notice), notice)
+        return run_single_file(job, lambda: spec.scoring.load(notice), notice)

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...utils.locations import Location
+from ...utils.locations import Location, is_file
 from ...utils.provenance import write_json
+from ...utils.redaction import public_url
 from ..io import datacomp
 from ..io.tables import atomic_output
 from .job import Job, Unit
@@ -46,7 +47,7 @@ class ShardFiles:
 def done(job: Job, unit: Unit, with_uids: bool = False) -> bool:
     """Finished: stats written, and the output (and kept uids, ``with_uids``) still there as written."""
     files = ShardFiles.of(job, unit)
-    if not (files.stats.is_file() and unit.output.is_file()) or (with_uids and not files.kept_uids.is_file()):
+    if not (is_file(files.stats) and is_file(unit.output)) or (with_uids and not is_file(files.kept_uids)):
         return False
     recorded = json.loads(files.stats.read_text(encoding="utf-8")).get("output_bytes")
     return recorded is None or recorded == unit.output.stat().st_size
@@ -60,8 +61,8 @@ def commit_unit(job: Job, unit: Unit, result: UnitResult, before_commit: Callabl
         with atomic_output(files.kept_uids, before_rename=before_commit) as stream:
             np.save(stream, kept, allow_pickle=False)
     stats = {
-        "input": str(unit.source),
-        "output": str(unit.output),
+        "input": public_url(str(unit.source)),  # never a password a URL carried
+        "output": public_url(str(unit.output)),
         "rows": result.rows,
         "kept": result.kept,
         "nan": result.stats.nan,

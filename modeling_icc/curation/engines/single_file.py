@@ -39,7 +39,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ...scoring.base import ConcretenessScorer
+from ...scoring.options import Notice, warn
 from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
+from ...utils.leases import leased
+from ...utils.locations import is_remote
+from ...utils.redaction import public_url
 from ...utils.resumable import exclusive
 from ..io import datacomp
 from ..io.formats import VARYING_FIELDS
@@ -55,19 +59,22 @@ from .unit_scores import WorkFileScores
 
 #: Work files of jobs writing to stdout (or a FIFO or device) are named after this, in ``TMPDIR``.
 STREAM_SPILL = "icc-stream"
-#: The lock file a job holds beside its output file (``.NAME.icc.lock``): two jobs never write one output.
+#: The lock file a job holds beside its output file (``.NAME.icc.lock``): two jobs never write one output. Beside
+#: an object store's output, a lease object of that name (:mod:`~modeling_icc.utils.leases`).
 OUTPUT_LOCK_SUFFIX = ".icc.lock"
 #: Output formats whose header or schema must name every column before the first row.
 _FIXED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
 
 
-def run_single_file(job: Job, open_scorer: Callable[[], ConcretenessScorer]) -> UnitResult:
+def run_single_file(job: Job, open_scorer: Callable[[], ConcretenessScorer], notice: Notice = warn) -> UnitResult:
     """Score (and filter) the one unit of ``job`` into its output; see the module docstring for memory.
 
     ``open_scorer`` is called once the input's first rows and columns have been checked,
-    so that a wrong file or column fails before a model is loaded.
+    so that a wrong file or column fails before a model is loaded. ``notice``: told of a remote output's
+    lease taken over from a job that is gone.
     """
     (unit,) = job.units
+    before_commit = None
     with ExitStack() as stack:
         base = spill_place(unit.output)
         remove_stale_temp_files(base)  # a killed job's work files, also when this job needs none
@@ -84,13 +91,17 @@ def run_single_file(job: Job, open_scorer: Callable[[], ConcretenessScorer]) -> 
                     unwritable=f"cannot write beside {unit.output}",
                 )
             )
+        if is_remote(unit.output):  # one job per output object: a lease beside it (utils/leases.py)
+            lease_place = unit.output.with_name(f".{unit.output.name}{OUTPUT_LOCK_SUFFIX}")
+            lease = leased(lease_place, public_url(str(unit.output)), notice, guards=unit.output)
+            before_commit = stack.enter_context(lease).check
         unit = _readable_twice(job, unit, work_file)
         job = replace(job, units=(unit,))
         scorer = LazyScorer(open_scorer)
         exact = len(unit.source) if isinstance(unit.source, CaptionTable) else None
         progress = stack.enter_context(row_bar(job.progress, exact))
         scores = {unit: WorkFileScores(work_file)} if job.needs_all_rows else {}
-        [result] = run_passes(job, [unit], scores, InProcess(job, scorer, progress))
+        [result] = run_passes(job, [unit], scores, InProcess(job, scorer, progress, before_commit=before_commit))
     if job.datacomp_subset is not None:
         uids, _ = datacomp.subset_array(result.kept_uids)
         datacomp.save_subset(job.datacomp_subset, uids)

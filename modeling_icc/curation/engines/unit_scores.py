@@ -22,7 +22,7 @@ from typing import Protocol
 import numpy as np
 
 from ...utils.errors import UserInputError
-from ...utils.locations import Location
+from ...utils.locations import Location, is_file
 from ..io.tables import atomic_output
 from .spill import SpilledArrays
 
@@ -104,7 +104,7 @@ class SavedScores:
     path: Location
 
     def saved(self, ranked: Iterable[str]) -> bool:
-        if not self.path.is_file():
+        if not is_file(self.path):  # on a store, a failure is raised rather than taken for "not saved"
             return False
         with self.path.open("rb") as stream, np.load(stream, allow_pickle=False) as arrays:
             return all(f"rank_{name}" in arrays.files for name in ranked)
