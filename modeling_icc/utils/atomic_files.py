@@ -13,7 +13,9 @@ Every file the package writes (outputs, shards, JSON records, cards, figures) go
 A symlink at the target is replaced by the file (layers that write through links resolve them first).
 On an object store (a remote location, :mod:`.locations`) nothing renames atomically, but an object
 appears only once uploaded whole: the data go to a local temporary file (removed in any case) and are
-uploaded as one object when the block succeeds, so a failed or killed block leaves nothing there.
+uploaded as one object when the block succeeds, so a failed or killed block leaves nothing there. The
+local copy lies in a folder ``TMPDIR/icc-upload-XXXXXXXX/`` locked while it is used, so the folders a
+killed job left are removed by the next upload, and a running job's never are.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import fcntl
 import glob
 import os
+import shutil
 import stat
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -60,17 +63,60 @@ def atomic_file(path: str | os.PathLike | Location) -> Iterator[BinaryIO]:
         os.close(lock)
 
 
+#: The folders of local copies being uploaded (``TMPDIR/icc-upload-XXXXXXXX``), locked while used.
+UPLOAD_FOLDER_PREFIX = "icc-upload-"
+
+
 @contextmanager
 def _uploaded_whole(place: Location) -> Iterator[BinaryIO]:
     """A local temporary file uploaded to the remote ``place`` as one object when the block succeeds."""
-    with tempfile.TemporaryDirectory(prefix="icc-upload-") as folder:
-        local = Path(folder) / place.name
+    with _upload_folder() as folder:
+        local = folder / place.name
         # Through a descriptor, as atomic_file's streams: writers see the same nameless stream (gzip, for
         # one, would write a file name into its header), so both write the same bytes.
         with os.fdopen(os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as stream:
             yield stream
         place.fs.put_file(os.fspath(local), place.path)
         place.fs.invalidate_cache()
+
+
+@contextmanager
+def _upload_folder() -> Iterator[Path]:
+    """A new folder ``TMPDIR/icc-upload-XXXXXXXX``, locked for the block (the OS drops the lock if the process
+    dies), then removed; those of dead jobs are removed first (:func:`remove_dead_upload_folders`)."""
+    remove_dead_upload_folders()
+    made = Path(tempfile.mkdtemp(prefix=f".{UPLOAD_FOLDER_PREFIX}"))
+    handle = os.open(made, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    try:
+        with suppress(OSError):  # a file system without locks: then no run can remove it either
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        folder = made.with_name(made.name[1:])
+        os.rename(made, folder)  # named so that the next job's clean-up sees it only once it is locked
+        try:
+            yield folder
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    finally:
+        os.close(handle)
+
+
+def remove_dead_upload_folders() -> None:
+    """Remove the upload folders (:data:`UPLOAD_FOLDER_PREFIX`) of jobs that are gone: this user's folders
+    (never followed through a link) whose lock no running job holds."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{UPLOAD_FOLDER_PREFIX}*"):
+        try:
+            handle = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:  # gone, a link, or not a folder
+            continue
+        try:
+            if os.fstat(handle).st_uid != os.geteuid():
+                continue
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            shutil.rmtree(folder)  # removes links inside, never what they point at
+        except OSError:  # in use by a running job, or gone meanwhile
+            continue
+        finally:
+            os.close(handle)
 
 
 def write_bytes(path: str | os.PathLike | Location, data: bytes) -> Location:
