@@ -15,13 +15,13 @@ from .unit_result import UnitResult
 
 
 class InProcess:
-    """Runs tasks here, in order; ``done()`` is called after each (a sharded job's bar over its shards)."""
+    """Runs tasks here, in order; ``done(task)`` is called after each (a sharded job's bar over its shards)."""
 
     #: Processes that scored units: this one.
     processes = 1
 
     def __init__(
-        self, job: Job, scorer: LazyScorer, progress: Progress, done: Callable[[], object] = lambda: None
+        self, job: Job, scorer: LazyScorer, progress: Progress, done: Callable[[Task], object] = lambda task: None
     ) -> None:
         self.job, self.scorer, self.progress, self.done = job, scorer, progress, done
 
@@ -35,5 +35,5 @@ class InProcess:
         results = []
         for task in tasks:
             results.append(run_task(self.job, task, self.scorer, self.progress))
-            self.done()
+            self.done(task)
         return results

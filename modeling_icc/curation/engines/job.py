@@ -76,8 +76,8 @@ class Job:
     one unit is written to its output, and a rerun starts over. ``chunk_rows``: rows read, scored and
     written at a time by a single-file job (a shard is read whole, so that its output is written as one
     table); ``show``: rows returned for display; ``progress``: bars (``None``: when stderr is a terminal);
-    ``input_format``/``output_format``: the formats the spec named (``None``: detected), which a sharded job
-    records with its settings.
+    ``named_input_format``/``named_output_format``: the formats the spec named (``None``: detected per unit),
+    which a sharded job records with its settings.
     """
 
     units: tuple[Unit, ...]
@@ -90,8 +90,8 @@ class Job:
     show: int = JobSpec.show
     progress: bool | None = None
     chunk_rows: int = CHUNK_ROWS
-    input_format: str | None = None
-    output_format: str | None = None
+    named_input_format: str | None = None
+    named_output_format: str | None = None
 
     @classmethod
     def of_file(
@@ -118,8 +118,8 @@ def resolve(spec: JobSpec, notice: Notice) -> Job:
         **subset_options,
         "scoring": spec.scoring,
         "progress": spec.progress,
-        "input_format": spec.input_format,
-        "output_format": spec.output_format,
+        "named_input_format": spec.input_format,
+        "named_output_format": spec.output_format,
     }
     if spec.sharded:
         return _sharded_job(spec, notice, options)

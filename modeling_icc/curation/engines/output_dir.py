@@ -104,8 +104,8 @@ def settings(job: Job) -> dict[str, Any]:
         "dtype": scoring.dtype,
         "compile": scoring.compile,
         "column": plan.column,
-        "input_format": job.input_format,  # as given (None: detected)
-        "output_format": job.output_format,
+        "input_format": job.named_input_format,  # as given (None: detected)
+        "output_format": job.named_output_format,
         "rule": None if plan.rule is None else asdict(plan.rule),
         "clip_rule": None if other is None else asdict(other.rule),
         "clip_column": None if other is None else other.column,

@@ -90,12 +90,13 @@ def run_single_file(job: Job, open_scorer: Callable[[], ConcretenessScorer]) -> 
         exact = len(unit.source) if isinstance(unit.source, CaptionTable) else None
         progress = stack.enter_context(row_bar(job.progress, exact))
         scores = {unit: WorkFileScores(work_file)} if job.needs_all_rows else {}
+        start = time.perf_counter()
         [result] = run_passes(job, [unit], scores, InProcess(job, scorer, progress))
     if job.datacomp_subset is not None:
         uids, _ = datacomp.subset_array(result.kept_uids)
         datacomp.save_subset(job.datacomp_subset, uids)
         result.subset_uids = len(uids)
-    result.seconds = time.perf_counter() - scorer.loaded_at
+    result.seconds = time.perf_counter() - (scorer.loaded_at or start)  # from the model load on
     return result
 
 
