@@ -51,7 +51,7 @@ from .job import Job
 from .passes import LazyScorer, run_passes
 from .process_pool import ProcessPool
 from .progress import shard_bars
-from .shard_files import STATS_SUFFIX, WORK_DIR, ShardFiles, done
+from .shard_files import STATS_SUFFIX, WORK_DIR, ShardFiles, check_work_folder, done
 
 SUMMARY_FILE = "_summary.json"
 
@@ -68,6 +68,7 @@ def run_sharded(job: Job, scorer: ConcretenessScorer) -> dict[str, Any]:
     job = replace(job, scoring=replace(loaded, device=execution.device, dtype=execution.dtype))
     start = time.perf_counter()
     with resumable.locked(job.output_dir):
+        check_work_folder(job.output_dir)
         _bind_settings(job)
         resumable.remove_partial_files([job.output_dir, job.output_dir / WORK_DIR])
         pending = [unit for unit in job.units if not done(job, unit)]

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ...scoring.base import ConcretenessScorer
-from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
+from ...utils.atomic_files import open_work_file, remove_stale_temp_files, temp_file_beside
 from ...utils.resumable import exclusive
 from ..io import datacomp
 from ..io.formats import VARYING_FIELDS
@@ -127,6 +127,6 @@ def spill_place(output: Path | BinaryIO) -> Path:
 
 def _spooled(stream: BinaryIO, path: Path) -> Path:
     """``stream`` (stdin) copied to the work file ``path``, so it can be read twice."""
-    with path.open("wb") as copy:
+    with open_work_file(path, "wb") as copy:
         shutil.copyfileobj(stream, copy)
     return path
