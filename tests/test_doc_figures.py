@@ -52,6 +52,7 @@ COST = "benchmarks/speed/results/cost_tables.json"
 STARTUP = "benchmarks/speed/results/startup.json"
 STREAMING = "benchmarks/speed/results/cli_streaming.json"
 STREAMING_4M = "benchmarks/speed/results/cli_streaming_4m.json"
+LONG_LINE = "benchmarks/speed/results/long_line_read.json"
 MINI_REPORT = "modeling_icc/models/mini/data/mini_heads.report.json"
 LITE_MODEL = "modeling_icc/models/lite/data/lite_model.json"
 
@@ -631,6 +632,21 @@ FIGURES += [
     quote(SPEED_MD, STREAMING, "the lite model: {} MB now", ("results", "score", "baseline_peak_rss_mb")),
     quote(SPEED_MD, STREAMING, "reaches stdout after {} s", ("results", "score stdin", "first_output_s"), decimals=1),
     counted(SPEED_MD, STREAMING, "under {} MB above baseline", "goal_mb_above_baseline"),
+    quote(
+        SPEED_MD,
+        LONG_LINE,
+        "is now read in {} s, {} s and {} s",
+        *(("results", f"{size} MB", "read_txt_median_s") for size in (10, 40, 100)),
+        decimals=3,
+    ),
+    quote(
+        SPEED_MD,
+        LONG_LINE,
+        "of the 100 MB one takes {} s in all",
+        ("results", "100 MB", "icc_score_lite_wall_s"),
+        decimals=2,
+    ),
+    quote(SPEED_MD, LONG_LINE, "with a peak of {} MB", ("results", "100 MB", "icc_score_lite_peak_rss_mb")),
 ]
 
 
