@@ -242,7 +242,7 @@ def test_resume_refuses_different_settings(tmp_path, capsys):
     args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", tmp_path / "out"]
     assert icc(*args, "--threshold", "0.5") == 0
     assert icc(*args, "--threshold", "0.7") == 2
-    assert "holds a run with different rule" in capsys.readouterr().err
+    assert "holds a run with --threshold 0.5 (this run: --threshold 0.7)" in capsys.readouterr().err
 
 
 def test_a_run_that_saved_nothing_does_not_lock_its_settings(tmp_path, capsys):
@@ -253,7 +253,7 @@ def test_a_run_that_saved_nothing_does_not_lock_its_settings(tmp_path, capsys):
     assert icc(*args, "--top-k", "3") == 0
     assert icc(*args, "--top-k", "3") == 0  # and the corrected settings now bind the directory
     assert icc(*args, "--top-k", "4") == 2
-    assert "holds a run with different rule" in capsys.readouterr().err
+    assert "holds a run with --top-k 3 (this run: --top-k 4)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "7"]])

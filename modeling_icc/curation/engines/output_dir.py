@@ -41,11 +41,11 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.hardware import FORCE_FP32_ENV
 from ...utils import resumable
 from ...utils.locations import Location, fingerprint, remove_tree
 from ...utils.provenance import environment, write_json
 from ..io import datacomp
+from . import resume_refusal
 from .in_process import InProcess
 from .job import Job
 from .passes import LazyScorer, run_passes
@@ -153,25 +153,12 @@ def _bind_settings(job: Job) -> None:
     """Record the job's settings; a re-run must use the same ones once some work is saved
     (see :mod:`~modeling_icc.utils.resumable`)."""
     recorded = settings(job)
-
-    def explain(previous: dict[str, Any], changed: list[str]) -> str | None:
-        precision = [key for key in ("dtype", "device") if key in changed]
-        if not precision:
-            return None
-        was = ", ".join(f"{key} {previous.get(key) or '(not recorded)'}" for key in precision)
-        now = ", ".join(f"{key} {recorded[key]}" for key in precision)
-        return (
-            f"{job.output_dir} holds shards scored with {was}; this run would use {now} (from --dtype, "
-            f"--device, {FORCE_FP32_ENV} or the hardware), and mixed shards would not agree: resume with the "
-            "settings it was started with, or use a new --output-dir"
-        )
-
     resumable.bind_settings(
         job.output_dir,
         recorded,
         holds_work=_holds_work(job.output_dir),
-        advice="resume with the same command, or use a new --output-dir",
-        explain=explain,
+        advice=f"use a new --output-dir, or delete {job.output_dir} to start over",
+        explain=lambda previous, changed: resume_refusal.explain(job.output_dir, previous, recorded, changed),
     )
 
 

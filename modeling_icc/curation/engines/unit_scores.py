@@ -127,7 +127,12 @@ class SavedScores:
             yield arrays["icc_raw"], digest
 
     def changed(self, source: object) -> UserInputError:
-        return UserInputError(f"{source} changed since its scores were saved; delete {self.path}")
+        # The directory's record and every shard's cuts are of the input as it was scored: only a new start works.
+        directory = self.path.parent.parent
+        return UserInputError(
+            f"{source} changed since its scores were saved (its captions are not those scored), and the cuts "
+            f"span every shard: once nothing rewrites it, use a new --output-dir, or delete {directory} to start over"
+        )
 
 
 @dataclass(frozen=True)
