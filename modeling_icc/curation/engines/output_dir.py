@@ -5,7 +5,8 @@ Layout of an output directory::
     OUT/NAME.EXT            scored or filtered shard (written to a temp file, then renamed)
     OUT/NAME.stats.json     rows, kept, NaN, seconds: written last, it marks the shard done
     OUT/_run.json           the job's settings and inputs (a re-run must match them)
-    OUT/_summary.json       totals over all shards, written when every shard is done
+    OUT/_summary.json       totals over all shards, written when every shard is done (with how many
+                            were done by earlier runs: shards_done_before, shards_this_run)
     OUT/.icc-work/          raw scores for ranking rules and kept uids, while the job runs;
                             removed once the summary is written
     OUT/.icc.lock           held while a job runs; removed when it ends (a local OUT only)
@@ -78,7 +79,8 @@ def run_sharded(job: Job, scorer: ConcretenessScorer) -> dict[str, Any]:
         subset = job.datacomp_subset
         if not pending and summary_path.is_file() and (subset is None or subset.is_file()):
             remove_tree(job.output_dir / WORK_DIR)  # left by an older icc
-            return {**json.loads(summary_path.read_text(encoding="utf-8")), "redone_missing_outputs": 0}
+            finished = json.loads(summary_path.read_text(encoding="utf-8"))
+            return {**finished, "redone_missing_outputs": 0, **_resumed(len(job.units), 0)}
         if subset is not None:  # the subset is built from every shard's kept uids: redo shards whose uids are gone
             pending = [unit for unit in job.units if not done(job, unit, with_uids=True)]
         scores = {unit: ShardFiles.of(job, unit).scores for unit in job.units}
@@ -88,9 +90,15 @@ def run_sharded(job: Job, scorer: ConcretenessScorer) -> dict[str, Any]:
                 run_passes(job, pending, scores, executor)
         summary = _summary(job, time.perf_counter() - start, executor.processes)
         summary["redone_missing_outputs"] = lost
+        summary.update(_resumed(len(job.units) - len(pending), len(pending)))
         write_json(summary_path, summary)
         remove_tree(job.output_dir / WORK_DIR)  # only a running job needs it
     return summary
+
+
+def _resumed(before: int, now: int) -> dict[str, int]:
+    """What a run says of its shards: done by earlier runs (kept as they were), and done by this one."""
+    return {"shards_done_before": before, "shards_this_run": now}
 
 
 def settings(job: Job) -> dict[str, Any]:
