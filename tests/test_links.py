@@ -304,3 +304,15 @@ def test_two_threads_never_hold_one_lock(tmp_path):
         thread.join()
     assert refused and "another icc job is writing to" in refused[0]
     write_text(tmp_path / "out" / "after.txt", "ok")  # the folder is usable once released
+
+
+def test_fitted_heads_are_saved_atomically(tmp_path, victim):
+    """Weights saved with safetensors (mini's heads, the ridge baseline's head) are serialized, then written
+    atomically: ``save_file`` opened the path by name, through a link there."""
+    from modeling_icc.evaluation.baselines.embedding_ridge import RidgeHead
+
+    link = tmp_path / "head.safetensors"  # mini's heads: models/mini/modeling_mini.py::save_heads, the same way
+    link.symlink_to(victim)
+    RidgeHead(np.ones(4, np.float32), 0.5, alpha=1.0, n_train=3).save(link)
+    assert victim.read_text() == PRECIOUS and not link.is_symlink()
+    assert RidgeHead.load(link).n_train == 3
