@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -53,6 +54,7 @@ from .passes import LazyScorer, run_passes
 from .process_pool import ProcessPool
 from .progress import shard_bars
 from .shard_files import STATS_SUFFIX, WORK_DIR, ShardFiles, check_work_folder, done
+from .single_file import held_while_written
 
 SUMMARY_FILE = "_summary.json"
 
@@ -68,7 +70,9 @@ def run_sharded(job: Job, scorer: ConcretenessScorer) -> dict[str, Any]:
     execution = loaded.execution()
     job = replace(job, scoring=replace(loaded, device=execution.device, dtype=execution.dtype))
     start = time.perf_counter()
-    with resumable.locked(job.output_dir):
+    with resumable.locked(job.output_dir), ExitStack() as subset_lock:
+        if job.datacomp_subset is not None:  # a file outside the directory: held too, as a single file's
+            subset_lock.enter_context(held_while_written(job.datacomp_subset))
         check_work_folder(job.output_dir)
         _bind_settings(job)
         resumable.remove_partial_files([job.output_dir, job.output_dir / WORK_DIR])
