@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -234,7 +235,7 @@ def expand_inputs(patterns: tuple[str, ...]) -> list[Location]:
                 raise UserInputError(f"no file matches {pattern!r}")
             found.extend(matches)
         elif Path(pattern).is_dir():
-            raise UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern}/*.parquet'")
+            raise _a_directory(pattern, Path(pattern))
         elif not Path(pattern).is_file():
             raise UserInputError(f"input file not found: {pattern}")
         else:
@@ -252,10 +253,30 @@ def _remote_inputs(place: Location, pattern: str) -> list[Location]:
                 raise UserInputError(f"no file matches {pattern!r}")
             return matches
         if place.is_dir():
-            raise UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern}/*.parquet'")
+            raise _a_directory(pattern, place)
         if not place.is_file():
             raise UserInputError(f"input file not found: {pattern}")
         return [place]
+
+
+def _a_directory(pattern: str, place: Location) -> UserInputError:
+    """The error for a directory given as an input: its shards named by a glob of the extension most of its
+    files have among the formats read (the example given is one that works)."""
+    suffixes: Counter[str] = Counter()
+    for file in place.iterdir():
+        if file.name.startswith(".") or not file.is_file():
+            continue
+        try:
+            infer_format(file.name)
+        except UserInputError:
+            continue
+        suffixes[
+            compression.table_suffix(file.name) + (file.suffix if compression.by_extension(file.name) else "")
+        ] += 1
+    if not suffixes:
+        return UserInputError(f"{pattern} is a directory with no file in a format icc reads; pass the files to read")
+    suffix = suffixes.most_common(1)[0][0]
+    return UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern.rstrip('/')}/*{suffix}'")
 
 
 def _same_file_key(place: Location) -> object:

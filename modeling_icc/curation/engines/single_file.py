@@ -33,13 +33,13 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
 from ...scoring.base import ConcretenessScorer
-from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
+from ...utils.atomic_files import open_work_file, remove_stale_temp_files, temp_file_beside
 from ...utils.resumable import exclusive
 from ..io import datacomp
 from ..io.formats import VARYING_FIELDS
@@ -55,7 +55,8 @@ from .unit_scores import WorkFileScores
 
 #: Work files of jobs writing to stdout (or a FIFO or device) are named after this, in ``TMPDIR``.
 STREAM_SPILL = "icc-stream"
-#: The lock file a job holds beside its output file (``.NAME.icc.lock``): two jobs never write one output.
+#: The lock file a job holds beside its output file and its DataComp subset file (``.NAME.icc.lock``): two jobs
+#: never write one file.
 OUTPUT_LOCK_SUFFIX = ".icc.lock"
 #: Output formats whose header or schema must name every column before the first row.
 _FIXED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
@@ -76,14 +77,9 @@ def run_single_file(job: Job, open_scorer: Callable[[], ConcretenessScorer]) -> 
             return stack.enter_context(temp_file_beside(base))
 
         if isinstance(unit.output, Path) and not writes_in_place(unit.output):  # one job per output file at a time
-            base.parent.mkdir(parents=True, exist_ok=True)  # as the writer would: resolve checked it may
-            stack.enter_context(
-                exclusive(
-                    base.with_name(f".{base.name}{OUTPUT_LOCK_SUFFIX}"),
-                    busy=f"another icc job is writing {unit.output}",
-                    unwritable=f"cannot write beside {unit.output}",
-                )
-            )
+            stack.enter_context(held_while_written(unit.output))
+        if job.datacomp_subset is not None:  # and per subset file: two jobs never write one either
+            stack.enter_context(held_while_written(job.datacomp_subset))
         unit = _readable_twice(job, unit, work_file)
         job = replace(job, units=(unit,))
         scorer = LazyScorer(open_scorer)
@@ -92,12 +88,24 @@ def run_single_file(job: Job, open_scorer: Callable[[], ConcretenessScorer]) -> 
         scores = {unit: WorkFileScores(work_file)} if job.needs_all_rows else {}
         start = time.perf_counter()
         [result] = run_passes(job, [unit], scores, InProcess(job, scorer, progress))
-    if job.datacomp_subset is not None:
-        uids, _ = datacomp.subset_array(result.kept_uids)
-        datacomp.save_subset(job.datacomp_subset, uids)
-        result.subset_uids = len(uids)
+        if job.datacomp_subset is not None:
+            uids, _ = datacomp.subset_array(result.kept_uids)
+            datacomp.save_subset(job.datacomp_subset, uids)
+            result.subset_uids = len(uids)
     result.seconds = time.perf_counter() - (scorer.loaded_at or start)  # from the model load on
     return result
+
+
+def held_while_written(path: Path) -> AbstractContextManager[None]:
+    """One job writing the local file ``path`` at a time (a job's output, its DataComp subset): the lock file
+    ``.NAME.icc.lock`` held beside where it is written (beside a symlink's target, which is what is written)."""
+    place = Path(os.path.realpath(path))
+    place.parent.mkdir(parents=True, exist_ok=True)  # as the writer would: resolve checked it may
+    return exclusive(
+        place.with_name(f".{place.name}{OUTPUT_LOCK_SUFFIX}"),
+        busy=f"another icc job is writing {path}",
+        unwritable=f"cannot write beside {path}",
+    )
 
 
 def _readable_twice(job: Job, unit: Unit, work_file: Callable[[], Path]) -> Unit:
@@ -128,6 +136,6 @@ def spill_place(output: Path | BinaryIO) -> Path:
 
 def _spooled(stream: BinaryIO, path: Path) -> Path:
     """``stream`` (stdin) copied to the work file ``path``, so it can be read twice."""
-    with path.open("wb") as copy:
+    with open_work_file(path, "wb") as copy:
         shutil.copyfileobj(stream, copy)
     return path
