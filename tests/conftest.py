@@ -32,9 +32,18 @@ DTYPE_MODULES = frozenset(
 )
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "dtype_free: in a module of DTYPE_MODULES, a test whose result does not depend on the numeric path (an "
+        "explicit float32 student, a fresh process's imports): not marked dtype, so the fp32 pass does not repeat it",
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if item.module is not None and item.module.__name__.rpartition(".")[2] in DTYPE_MODULES:
+        in_dtype_module = item.module is not None and item.module.__name__.rpartition(".")[2] in DTYPE_MODULES
+        if in_dtype_module and item.get_closest_marker("dtype_free") is None:
             item.add_marker(pytest.mark.dtype)
 
 

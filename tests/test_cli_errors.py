@@ -620,7 +620,8 @@ def test_compressed_parquet_and_tar_are_refused_with_the_command_that_decompress
     assert icc("score", "--model", "lite", "-i", packed) == 2
     one_line_error(
         capsys.readouterr().err,
-        f"{packed} is gzip-compressed parquet, which is read by seeking: decompress it first (gunzip -k {packed})",
+        f"{packed} is gzip-compressed parquet, which is read by seeking: decompress it first (gunzip -k {packed}, "
+        f"then pass {tmp_path / 'pool.parquet'})",
     )
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:

@@ -80,11 +80,11 @@ def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suff
 
     Reading a whole file held about 1 KB per row; a ranking rule held 4 bytes per row (raw
     scores, about 4.4 measured here; more while the cut was made) before they went to disk.
-    N is two whole chunks, so that both runs reach the steady state (one chunk being read
+    N is three whole chunks, so that both runs reach the steady state (one chunk being read
     while the previous one is written).
     """
     monkeypatch.setattr(ScoringOptions, "load", lambda options, notice=None, cache=False: LengthScorer())
-    n = 2 * CHUNK_ROWS
+    n = 3 * CHUNK_ROWS
     peaks = []
     for rows in (100, n, 2 * n):  # the first run imports what the job needs
         source = write_input(tmp_path / f"in{rows}{suffix.removeprefix('stdin')}", rows)

@@ -52,6 +52,9 @@ COST = "benchmarks/speed/results/cost_tables.json"
 STARTUP = "benchmarks/speed/results/startup.json"
 STREAMING = "benchmarks/speed/results/cli_streaming.json"
 STREAMING_4M = "benchmarks/speed/results/cli_streaming_4m.json"
+LONG_LINE = "benchmarks/speed/results/long_line_read.json"
+GRAPH_BUILD = "benchmarks/speed/results/mini_graph_build.json"
+USAGE_MD = "docs/usage.md"
 MINI_REPORT = "modeling_icc/models/mini/data/mini_heads.report.json"
 LITE_MODEL = "modeling_icc/models/lite/data/lite_model.json"
 
@@ -631,6 +634,32 @@ FIGURES += [
     quote(SPEED_MD, STREAMING, "the lite model: {} MB now", ("results", "score", "baseline_peak_rss_mb")),
     quote(SPEED_MD, STREAMING, "reaches stdout after {} s", ("results", "score stdin", "first_output_s"), decimals=1),
     counted(SPEED_MD, STREAMING, "under {} MB above baseline", "goal_mb_above_baseline"),
+    quote(
+        SPEED_MD,
+        LONG_LINE,
+        "is now read in {} s, {} s and {} s",
+        *(("results", f"{size} MB", "read_txt_median_s") for size in (10, 40, 100)),
+        decimals=3,
+    ),
+    quote(
+        SPEED_MD,
+        LONG_LINE,
+        "of the 100 MB one takes {} s in all",
+        ("results", "100 MB", "icc_score_lite_wall_s"),
+        decimals=2,
+    ),
+    quote(SPEED_MD, LONG_LINE, "with a peak of {} MB", ("results", "100 MB", "icc_score_lite_peak_rss_mb")),
+    quote(
+        USAGE_MD,
+        GRAPH_BUILD,
+        "took {} s in all (median of 3 builds, {} to {} s, {} CPU-seconds",
+        *(("results", "first run (graph built)", key) for key in ("median_wall_s", "min_wall_s", "max_wall_s")),
+        ("results", "first run (graph built)", "median_cpu_s"),
+        decimals=2,
+    ),
+    quote(USAGE_MD, GRAPH_BUILD, "peak {} MB) on a shared", ("results", "first run (graph built)", "max_peak_rss_mb")),
+    quote(USAGE_MD, GRAPH_BUILD, "against {} s (peak", ("results", "later run (graph found)", "wall_s"), decimals=2),
+    quote(USAGE_MD, GRAPH_BUILD, "(peak {} MB) for a later run", ("results", "later run (graph found)", "peak_rss_mb")),
 ]
 
 

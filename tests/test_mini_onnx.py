@@ -129,7 +129,7 @@ def test_a_cached_graph_whose_bytes_changed_is_rebuilt_not_run(tmp_path, monkeyp
     changed.write_bytes(bytes(data))
     with caplog.at_level("WARNING"):
         rebuilt, _ = onnx_graph.mini_graph(shipped_heads_path())
-    assert "does not match its recorded sha256" in caplog.text
+    assert caplog.text.count("does not match its recorded sha256") == 1  # said once (issue 48, item 15)
     assert rebuilt == graph and files.hashes() == record
     np.testing.assert_array_equal(MiniOnnxScorer(progress=False).score(["a dog on a beach"]), expected)
 
@@ -168,3 +168,53 @@ def test_a_cache_folder_that_cannot_be_written_gets_one_line(tmp_path, monkeypat
     assert main(["score", "--model", "mini", "a dog"]) == 2
     err = capsys.readouterr().err
     assert "cannot be built in" in err and "ICC_MINI_RUNTIME=torch" in err and "Traceback" not in err
+
+
+def fake_export(calls: list, capsys):
+    """A stand-in for torch's export (the build's files are written as usual): records what stderr said
+    before it started."""
+    from pathlib import Path
+
+    def save_graph(heads_path, base_path, graph, weights_name):
+        calls.append(capsys.readouterr().err)
+        Path(graph).write_bytes(b"graph")
+        (Path(graph).parent / weights_name).write_bytes(b"weights")
+
+    return save_graph
+
+
+def test_a_first_build_says_so_once_as_it_starts_and_a_rebuild_once(tmp_path, monkeypatch, capsys):
+    """Issue 48, items 19 and 15: one ``icc: notice:`` line before the build (what, where, how long, how to
+    skip it), none when the graph is found, and one line for a rebuild (it was printed twice)."""
+    from modeling_icc.cli.main import package_notices
+    from modeling_icc.models.mini import onnx_export
+
+    calls: list[str] = []
+    monkeypatch.setattr(onnx_export, "save_graph", fake_export(calls, capsys))
+    monkeypatch.setenv(onnx_graph.CACHE_DIR_ENV, str(tmp_path))
+    with package_notices():
+        graph, _ = onnx_graph.mini_graph(shipped_heads_path())
+    [said] = calls
+    assert said == (
+        f"icc: notice: building mini's ONNX graph (its runtime on CPUs without native bf16), once per machine, "
+        f"into {tmp_path}: {onnx_graph.BUILD_COST}; later runs load it at once ({RUNTIME_ENV}=torch skips it)\n"
+    )
+    with package_notices():
+        onnx_graph.mini_graph(shipped_heads_path())
+    assert capsys.readouterr().err == "" and len(calls) == 1  # found: built once, nothing said
+    graph.write_bytes(b"GRAPH")
+    with package_notices():
+        onnx_graph.mini_graph(shipped_heads_path())
+    assert calls[1].count("\n") == 1 and "does not match its recorded sha256: rebuilding it" in calls[1]
+    assert capsys.readouterr().err == ""
+
+
+def test_the_build_notice_reaches_python_callers_as_a_logging_warning(tmp_path, monkeypatch, caplog, capsys):
+    from modeling_icc.models.mini import onnx_export
+
+    monkeypatch.setattr(onnx_export, "save_graph", fake_export([], capsys))
+    monkeypatch.setenv(onnx_graph.CACHE_DIR_ENV, str(tmp_path))
+    with caplog.at_level("WARNING", logger=onnx_graph.__name__):
+        onnx_graph.mini_graph(shipped_heads_path())
+    assert [record.levelname for record in caplog.records] == ["WARNING"]
+    assert caplog.records[0].getMessage().startswith("building mini's ONNX graph")

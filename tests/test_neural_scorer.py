@@ -11,6 +11,7 @@ from modeling_icc.evaluation.baselines.lexical import LexicalNormScorer
 from modeling_icc.scoring.devices import resolve_dtype
 from modeling_icc.scoring.hardware import FORCE_FP32_ENV, cpu_has_native_bf16, fp32_forced
 from modeling_icc.scoring.load import CheckpointError
+from modeling_icc.scoring.runner import torch_threads
 from modeling_icc.testing import tiny_tokenizer
 
 CAPTIONS = [
@@ -238,8 +239,13 @@ def test_score_stream_gives_each_piece_the_scores_of_its_own_call(tiny_student_d
     assert got[2][2] == 0.0 and np.isnan(got[2][:2]).all()
 
 
+@pytest.mark.dtype_free
 def test_compiled_scorer_matches_eager(tiny_student_dir):
-    texts = CAPTIONS * 3
-    eager = load_scorer(tiny_student_dir, dtype="float32").score(texts, raw=True)
-    compiled = load_scorer(tiny_student_dir, dtype="float32", compile=True).score(texts, raw=True)
+    # Two captions of each length: every batch (one width each on a CPU) holds several rows, so batches of five
+    # shapes run through one dynamic graph, compiled once. One torch thread runs them one after another (batches
+    # in threads at once, or of one row, each cost dynamo a compile of its own: seconds, proving nothing more).
+    texts = [f"{caption} {i}" for caption in CAPTIONS for i in (1, 2)]
+    with torch_threads(1):
+        eager = load_scorer(tiny_student_dir, dtype="float32").score(texts, raw=True)
+        compiled = load_scorer(tiny_student_dir, dtype="float32", compile=True).score(texts, raw=True)
     np.testing.assert_allclose(compiled, eager, atol=1e-4)

@@ -145,3 +145,23 @@ def test_dev_stdout_sent_to_a_file_is_appended_to(pool, tmp_path):
         assert subprocess.run(command, stdout=stdout, stderr=subprocess.DEVNULL).returncode == 0
     lines = target.read_text().splitlines()
     assert lines[0] == '{"earlier": "line"}' and len(lines) == 21 and os.path.islink("/dev/stdout")
+
+
+@pytest.mark.parametrize("sharded", [False, True], ids=["single file", "output dir"])
+def test_two_jobs_never_write_one_datacomp_subset(tmp_path, sharded, capsys):
+    """The subset file is a job's output too (issue 48, "no two writers share an output"): while one job holds
+    it, another job naming it, with another output, is refused in one line; once free, the job runs."""
+    from modeling_icc.curation.engines.single_file import held_while_written
+
+    pool = written(
+        tmp_path / "pool.jsonl", "".join(f'{{"caption": "a dog {i}", "uid": "{i:032x}"}}\n' for i in range(5))
+    )
+    subset = tmp_path / "subset.npy"
+    where = ["--output-dir", tmp_path / "out"] if sharded else ["-o", tmp_path / "kept.jsonl"]
+    command = ["filter", "--model", "lite", "-i", pool, *where, "--threshold", "0.5", "--datacomp-subset", subset]
+    with held_while_written(subset):  # another job writing it now
+        assert icc(*command) == 2
+    one_line_error(capsys.readouterr().err, f"another icc job is writing {subset}")
+    assert not subset.exists()
+    assert icc(*command) == 0
+    assert subset.is_file() and not (tmp_path / ".subset.npy.icc.lock").exists()

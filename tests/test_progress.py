@@ -110,22 +110,25 @@ def assert_no_bars(err: str) -> None:
 def test_cli_stderr_that_is_not_a_terminal_holds_no_bars(tiny_student_dir, published_format_dir, tmp_path):
     """Library bars (transformers' loading and saving) and the job's own stay out of a redirected stderr."""
     command = [sys.executable, "-m", "modeling_icc"]
-    scored = subprocess.run(
-        [*command, "score", "--model", str(tiny_student_dir), "--input", "-"],
-        input="a dog\na cat\n",
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert_no_bars(scored.stderr)
-    assert all(line.startswith("icc: ") for line in scored.stderr.splitlines())
-    converted = subprocess.run(
-        [*command, "convert", "--model", str(published_format_dir), "--output", str(tmp_path / "converted")],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert_no_bars(converted.stderr)
+    pipes = dict(stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # Two fresh CLI processes, run side by side: each is mostly a single-threaded start-up.
+    with (
+        subprocess.Popen(
+            [*command, "score", "--model", str(tiny_student_dir), "--input", "-"], stdin=subprocess.PIPE, **pipes
+        ) as scoring,
+        subprocess.Popen(
+            [*command, "convert", "--model", str(published_format_dir), "--output", str(tmp_path / "converted")],
+            stdin=subprocess.DEVNULL,
+            **pipes,
+        ) as converting,
+    ):
+        _, scored = scoring.communicate("a dog\na cat\n")
+        _, converted = converting.communicate()
+    assert scoring.returncode == 0, scored
+    assert_no_bars(scored)
+    assert all(line.startswith("icc: ") for line in scored.splitlines())
+    assert converting.returncode == 0, converted
+    assert_no_bars(converted)
 
 
 def test_datasets_helpers_write_no_bars_into_a_redirected_stderr():

@@ -96,6 +96,18 @@ def test_tie_break_column_keeps_exactly_k_rows_with_the_smallest_ids(local_ray):
         icc_ray.filter_by_icc(repeated, top_k=k, model="lite", tie_break_column="uid")
 
 
+def test_ray_rescores_what_another_model_stored(local_ray):
+    """A stored icc_score stands for a named model only when it records that model (issue 25, item 5)."""
+    captions = synthetic_captions(30, seed=5)
+    fake = {"caption": captions, "id": list(range(30)), "icc_score": [1.0] * 30, "icc_model": ["mini"] * 30}
+    dataset = ray.data.from_items([dict(zip(fake, row, strict=True)) for row in zip(*fake.values(), strict=True)])
+    rows = sorted(icc_ray.filter_by_icc(dataset, threshold=0.5, model="lite").take_all(), key=lambda r: r["id"])
+    reused = icc_ray.filter_by_icc(dataset, threshold=0.5, model="mini").count()
+    lite = LiteScorer().score(captions)
+    assert [row["id"] for row in rows] == np.flatnonzero(lite >= 0.5).tolist()
+    assert {row["icc_model"] for row in rows} <= {"lite"} and reused == 30
+
+
 @pytest.mark.parametrize("rule", [{"threshold": 0.5}, {"top_k": 3}, {"top_fraction": 0.5}])
 def test_an_empty_dataset_filters_to_an_empty_dataset(local_ray, rule):
     empty = ray.data.from_arrow(pa.table({"caption": pa.array([], pa.string())}))

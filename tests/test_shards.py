@@ -189,6 +189,27 @@ def test_resume_skips_finished_shards_and_redoes_partial_ones(tmp_path, rule):
 
 
 @pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "7"]])
+def test_a_resumed_job_says_what_it_resumed(tmp_path, rule, capsys):
+    """Issue 48, item 18: how many shards earlier runs did and how many this one did, in the summary lines and
+    in the summary (a fresh run: none before; a run with nothing left: all before, none now)."""
+    write_parquet_pool(tmp_path / "in", n_shards=4, rows=10)
+    out = tmp_path / "out"
+    args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", *rule, "--output-dir", out]
+    assert icc(*args) == 0
+    assert "icc: resumed" not in capsys.readouterr().err
+    summary = json.loads((out / "_summary.json").read_text())
+    assert (summary["shards_done_before"], summary["shards_this_run"]) == (0, 4)
+    for shard in (1, 2, 3):  # killed before marking three shards done
+        (out / f"{shard:05d}.stats.json").unlink()
+    assert icc(*args) == 0
+    assert "icc: resumed: 1 of 4 shards done before, 3 this run\n" in capsys.readouterr().err
+    summary = json.loads((out / "_summary.json").read_text())
+    assert (summary["shards_done_before"], summary["shards_this_run"]) == (1, 3)
+    assert icc(*args) == 0
+    assert "icc: resumed: 4 of 4 shards done before, nothing left to do\n" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "7"]])
 def test_a_finished_job_leaves_no_work_files_and_a_rerun_changes_nothing(tmp_path, rule, capsys):
     """The output directory holds outputs, stats, _run.json and _summary.json; re-running is a no-op."""
     write_parquet_pool(tmp_path / "in", n_shards=3, rows=10)
@@ -242,7 +263,7 @@ def test_resume_refuses_different_settings(tmp_path, capsys):
     args = ["filter", "--model", "lite", "-i", tmp_path / "in" / "*.parquet", "--output-dir", tmp_path / "out"]
     assert icc(*args, "--threshold", "0.5") == 0
     assert icc(*args, "--threshold", "0.7") == 2
-    assert "holds a run with different rule" in capsys.readouterr().err
+    assert "holds a run with --threshold 0.5 (this run: --threshold 0.7)" in capsys.readouterr().err
 
 
 def test_a_run_that_saved_nothing_does_not_lock_its_settings(tmp_path, capsys):
@@ -253,7 +274,7 @@ def test_a_run_that_saved_nothing_does_not_lock_its_settings(tmp_path, capsys):
     assert icc(*args, "--top-k", "3") == 0
     assert icc(*args, "--top-k", "3") == 0  # and the corrected settings now bind the directory
     assert icc(*args, "--top-k", "4") == 2
-    assert "holds a run with different rule" in capsys.readouterr().err
+    assert "holds a run with --top-k 3 (this run: --top-k 4)" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("rule", [["--threshold", "0.5"], ["--top-k", "7"]])

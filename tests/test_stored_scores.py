@@ -70,20 +70,4 @@ def test_add_icc_scores_records_the_model():
     assert scored["s_model"] == ["lite", "lite"] and scored.features["s_model"] == datasets.Value("string")
 
 
-def test_ray_rescores_what_another_model_stored(tmp_path):
-    ray = pytest.importorskip("ray", reason="the [ray] extra is not installed")
-    from modeling_icc.curation.engines import ray as icc_ray
-
-    captions = synthetic_captions(30, seed=5)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
-    try:
-        ray.data.DataContext.get_current().enable_progress_bars = False
-        fake = {"caption": captions, "id": list(range(30)), "icc_score": [1.0] * 30, "icc_model": ["mini"] * 30}
-        dataset = ray.data.from_items([dict(zip(fake, row, strict=True)) for row in zip(*fake.values(), strict=True)])
-        rows = sorted(icc_ray.filter_by_icc(dataset, threshold=0.5, model="lite").take_all(), key=lambda r: r["id"])
-        reused = icc_ray.filter_by_icc(dataset, threshold=0.5, model="mini").count()
-    finally:
-        ray.shutdown()
-    lite = LiteScorer().score(captions)
-    assert [row["id"] for row in rows] == np.flatnonzero(lite >= 0.5).tolist()
-    assert {row["icc_model"] for row in rows} <= {"lite"} and reused == 30
+# The Ray engine's case, test_ray_rescores_what_another_model_stored, is in test_ray.py, on its Ray instance.

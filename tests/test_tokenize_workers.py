@@ -113,6 +113,7 @@ def test_the_default_uses_workers_only_for_an_accelerator(monkeypatch):
         NeuralScorer(tiny_student(), tiny_tokenizer(), model_id="tiny", tokenize_workers=-1)
 
 
+@pytest.mark.dtype_free
 def test_workers_start_from_a_script_without_a_main_guard(tmp_path):
     """Worker processes never re-run the caller's script (multiprocessing's spawn and forkserver do)."""
     script = tmp_path / "no_guard.py"
@@ -133,6 +134,7 @@ def test_workers_start_from_a_script_without_a_main_guard(tmp_path):
     assert result.stdout.split() == ["started", "[3,", "4]"], result.stderr
 
 
+@pytest.mark.dtype_free
 def test_the_worker_module_imports_no_torch():
     code = "import sys, modeling_icc.scoring.tokenize_workers; print('torch' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

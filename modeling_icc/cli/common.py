@@ -178,6 +178,13 @@ def print_shard_summary(summary: dict[str, Any], spec: JobSpec) -> None:
         + (f", kept {summary['kept']} ({summary['rule']})" if spec.filters else ""),
         f"NaN (blank or non-text captions): {summary['nan']}",
     ]
+    before = summary.get("shards_done_before", 0)
+    if before:
+        now = summary.get("shards_this_run", 0)
+        left = f", {now} this run" if now else ", nothing left to do"
+        lines.append(
+            f"resumed: {before} of {summary['shards']} shard{'s' * (summary['shards'] != 1)} done before{left}"
+        )
     if summary["redone_missing_outputs"]:
         lines.append(
             f"redone: {summary['redone_missing_outputs']} finished shard(s) whose output was missing or changed"

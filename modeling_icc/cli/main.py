@@ -91,6 +91,25 @@ def _hub_style_bars(switch: str, module: ModuleType) -> LibraryBars:
     )
 
 
+@contextmanager
+def package_notices() -> Iterator[None]:
+    """What the package logs as a warning (mini's ONNX graph being built, a cached graph rebuilt) as one
+    ``icc: notice:`` line on stderr each, as it happens, during a command (Python callers see the bare line)."""
+    import logging
+
+    logger = logging.getLogger(__package__.rpartition(".")[0])
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("icc: notice: %(message)s"))
+    handler.setLevel(logging.WARNING)
+    logger.addHandler(handler)
+    propagate, logger.propagate = logger.propagate, False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The ``icc`` parser; only ``command``'s options are defined (all listed commands still parse)."""
     parser = argparse.ArgumentParser(
@@ -177,7 +196,7 @@ def _run(argv: list[str], args: argparse.Namespace) -> int:
     from ..scoring.load import CheckpointError, ModelNotAvailableError
 
     try:
-        with library_bars_off():
+        with library_bars_off(), package_notices():
             return args.run(args)
     except OptionError as error:  # named as the flags that set the options
         print(f"icc: error: {error.naming(flag)}", file=sys.stderr)

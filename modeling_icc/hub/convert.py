@@ -8,13 +8,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import numpy as np
 
 from ..models.icc import ICCForConcreteness
 from ..scoring.load import load_scorer
+from ..utils.atomic_files import copy_file
 from ..utils.errors import UserInputError
 from ..utils.shipped_data import paper_examples
 from .fresh_process import remote_code_scores
@@ -40,11 +40,11 @@ def convert_student(source: str | os.PathLike, folder: Path, card: str | os.Path
 
     provenance = Path(source) / PROVENANCE_FILE
     if provenance.is_file():
-        shutil.copyfile(provenance, folder / PROVENANCE_FILE)
+        copy_file(provenance, folder / PROVENANCE_FILE)
     if card is not None:
         if not Path(card).is_file():
             raise UserInputError(f"card not found: {card} (generate it with `icc cards`)")
-        shutil.copyfile(card, folder / "README.md")
+        copy_file(card, folder / "README.md")
     texts = [row["caption"] for row in paper_examples()]
     expected = scorer.score(texts, raw=True)
     ours = load_scorer(folder, device="cpu", dtype="float32").score(texts, raw=True)

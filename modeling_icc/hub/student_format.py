@@ -16,12 +16,17 @@ from transformers import PreTrainedTokenizerBase
 from transformers.dynamic_module_utils import custom_object_save
 
 from ..models.icc import ICCConfig, ICCForConcreteness
+from ..utils.atomic_files import files_moved_into
 
 
 def save_student(model: ICCForConcreteness, tokenizer: PreTrainedTokenizerBase, folder: Path) -> Path:
-    """Weights (safetensors), config with the full ``auto_map`` (``ICCConfig`` carries it), code files and tokenizer."""
-    model.save_pretrained(folder, safe_serialization=True)
-    tokenizer.save_pretrained(folder)
+    """Weights (safetensors), config with the full ``auto_map`` (``ICCConfig`` carries it), code files and tokenizer.
+
+    transformers writes each file by its name: into a scratch folder, whose files are then renamed into
+    ``folder`` (a link there is replaced, never written through)."""
+    with files_moved_into(folder) as scratch:
+        model.save_pretrained(scratch, safe_serialization=True)
+        tokenizer.save_pretrained(scratch)
     return folder
 
 

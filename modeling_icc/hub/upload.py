@@ -26,6 +26,7 @@ from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
 from ..scoring.load import LITE_MODEL_ID, ZERO_DOWNLOAD_MODELS, load_scorer
+from ..utils.atomic_files import copy_file, write_bytes
 from ..utils.errors import UserInputError
 from ..utils.shipped_data import paper_examples
 from ..version import DISTRIBUTION
@@ -73,7 +74,7 @@ def _copy_card(card: str | os.PathLike, folder: Path) -> None:
     card = Path(card)
     if not card.is_file():
         raise UserInputError(f"card not found: {card} (generate it with `icc cards`)")
-    shutil.copyfile(card, folder / "README.md")
+    copy_file(card, folder / "README.md")
 
 
 # -- building -------------------------------------------------------------------------
@@ -92,7 +93,7 @@ def build_model_folder(model: str | os.PathLike, card: str | os.PathLike, folder
     _copy_card(card, folder)  # checked before any model is loaded
     if os.fspath(model) in ZERO_DOWNLOAD_MODELS:
         for name, data in zero_download_files(os.fspath(model)).items():
-            (folder / name).write_bytes(data)
+            write_bytes(folder / name, data)
     else:
         convert_student(model, folder)
     return folder
@@ -108,7 +109,7 @@ def build_teacher_dataset_folder(
     data.mkdir()
     total = len(parquet_files)
     for index, file in enumerate(parquet_files):
-        shutil.copyfile(file, data / f"train-{index:05d}-of-{total:05d}.parquet")
+        copy_file(file, data / f"train-{index:05d}-of-{total:05d}.parquet")
     _copy_card(card, folder)
     return folder
 
@@ -127,7 +128,7 @@ def build_space_folder(folder: Path, source: str | os.PathLike = SPACE_SOURCE) -
     if missing:
         raise UserInputError(f"{source} lacks {', '.join(missing)}; run from the repository root or pass --source")
     for name in ("app.py", "requirements.txt", "README.md"):
-        shutil.copyfile(source / name, folder / name)
+        copy_file(source / name, folder / name)
     _copy_package(folder)
     return folder
 
@@ -137,9 +138,9 @@ def build_metric_folder(repo_id: str, folder: Path) -> Path:
     the script and the Space to share a name), its card, app and requirements, and our code."""
     source = Path(metric_path())
     name = repo_id.split("/")[-1]
-    shutil.copyfile(source / "icc_metric.py", folder / f"{name}.py")
+    copy_file(source / "icc_metric.py", folder / f"{name}.py")
     for file in ("README.md", "app.py", "requirements.txt"):
-        shutil.copyfile(source / file, folder / file)
+        copy_file(source / file, folder / file)
     _copy_package(folder)
     return folder
 

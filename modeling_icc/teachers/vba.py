@@ -16,6 +16,7 @@ import torch
 
 from ..models.vba.configuration_vba import VBAConfig
 from ..scoring.devices import resolve_device, resolve_dtype
+from ..utils.atomic_files import atomic_file
 from ..utils.checkpoints import load_complete, load_complete_pipeline
 from ..utils.provenance import package_versions
 from ..version import DISTRIBUTION
@@ -111,7 +112,8 @@ class VBAPipeline:
         if self.image_dir is not None:
             self.image_dir.mkdir(parents=True, exist_ok=True)
             for row_id, image in zip(row_ids, images, strict=True):
-                image.save(self.image_dir / f"{_safe_name(row_id)}.png")
+                with atomic_file(self.image_dir / f"{_safe_name(row_id)}.png") as stream:
+                    image.save(stream, format="PNG")
         return images
 
     @torch.inference_mode()

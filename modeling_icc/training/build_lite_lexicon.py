@@ -19,6 +19,7 @@ import json
 from pathlib import Path
 
 from ..models.lite.lexicon import LEXICON_FILE, NORM_COLUMNS, SOURCES_FILE
+from ..utils.atomic_files import atomic_file, write_text
 from ..utils.norms import CONCRETENESS_CSV
 from ..utils.words import normalize_entry
 
@@ -104,7 +105,8 @@ def write_lexicon(rows: dict[str, dict[str, float | str]], out_dir: Path, includ
     out_dir.mkdir(parents=True, exist_ok=True)
     columns = ("entry", *NORM_COLUMNS, "concreteness_source")
     path = out_dir / LEXICON_FILE
-    with open(path, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as gz:
+    # The stream has no name: the header's is given (the same bytes as a file opened by its name).
+    with atomic_file(path) as raw, gzip.GzipFile(filename=str(path), fileobj=raw, mode="wb", mtime=0) as gz:
         gz.write(("\t".join(columns) + "\n").encode())
         for entry in sorted(rows):
             row = rows[entry]
@@ -118,7 +120,7 @@ def write_lexicon(rows: dict[str, dict[str, float | str]], out_dir: Path, includ
         "sources": {name: SOURCES[name] for name in used},
         "excluded": {} if include_mrc else {"mrc": SOURCES["mrc"]},
     }
-    (out_dir / SOURCES_FILE).write_text(json.dumps(provenance, indent=2) + "\n", encoding="utf-8")
+    write_text(out_dir / SOURCES_FILE, json.dumps(provenance, indent=2) + "\n")
     return path
 
 

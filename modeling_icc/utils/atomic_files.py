@@ -10,7 +10,9 @@ Every file the package writes (outputs, shards, JSON records, cards, figures) go
   lock) is removed by the next write of the same path, and a running writer's never is;
 - the file gets the permissions of any new file (the umask's), not ``mkstemp``'s 0600.
 
-A symlink at the target is replaced by the file (layers that write through links resolve them first).
+Nothing is written through a link: temporary files are created new (``O_EXCL``), a symlink at the
+target is replaced by the file (layers that write through links resolve them first: a job's ``--output``),
+and a work file is opened again only as the regular file it was made (:func:`open_work_file`).
 On an object store (a remote location, :mod:`.locations`) nothing renames atomically, but an object
 appears only once uploaded whole: the data go to a local temporary file (removed in any case) and are
 uploaded as one object when the block succeeds, so a failed or killed block leaves nothing there. The
@@ -20,13 +22,14 @@ killed job left are removed by the next upload, and a running job's never are.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import glob
 import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import BinaryIO
@@ -38,11 +41,17 @@ TEMP_MARK = ".icc-"
 
 
 @contextmanager
-def atomic_file(path: str | os.PathLike | Location) -> Iterator[BinaryIO]:
-    """A binary stream that becomes ``path`` only when the block succeeds (see the module docstring)."""
+def atomic_file(
+    path: str | os.PathLike | Location, before_rename: Callable[[], None] | None = None
+) -> Iterator[BinaryIO]:
+    """A binary stream that becomes ``path`` only when the block succeeds (see the module docstring);
+    ``before_rename`` runs right before the file is renamed (uploaded) into place: an error there leaves
+    nothing behind either."""
     if is_remote(path):
         with _uploaded_whole(path) as stream:
             yield stream
+            if before_rename is not None:
+                before_rename()
         return
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -54,7 +63,9 @@ def atomic_file(path: str | os.PathLike | Location) -> Iterator[BinaryIO]:
             fcntl.flock(lock, fcntl.LOCK_EX)
         with os.fdopen(handle, "wb") as stream:
             yield stream
-        os.chmod(temp_name, 0o666 & ~_current_umask())
+        if before_rename is not None:
+            before_rename()
+        os.fchmod(lock, 0o666 & ~_current_umask())  # the file made, never what its name may point at now
         os.replace(temp_name, path)
     except BaseException:
         remove_quietly(temp_name)
@@ -131,6 +142,29 @@ def write_text(path: str | os.PathLike | Location, text: str) -> Location:
     return write_bytes(path, text.encode("utf-8"))
 
 
+def copy_file(source: str | os.PathLike, path: str | os.PathLike | Location) -> Location:
+    """``source``'s bytes written to ``path`` atomically (a link at ``path`` is replaced, never written through)."""
+    with open(source, "rb") as read, atomic_file(path) as stream:
+        shutil.copyfileobj(read, stream)
+    return path if is_remote(path) else Path(path)
+
+
+@contextmanager
+def files_moved_into(folder: str | os.PathLike) -> Iterator[Path]:
+    """A fresh hidden scratch folder inside ``folder`` for a library that writes files by name (``save_pretrained``):
+    when the block succeeds, each file written there is renamed into ``folder`` at the same relative path (over a
+    link there: replaced, never written through); the scratch folder is removed in any case."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder, prefix=f"{TEMP_MARK}scratch-") as scratch:
+        yield Path(scratch)
+        for file in sorted(Path(scratch).rglob("*")):
+            if file.is_file() and not file.is_symlink():
+                target = folder / file.relative_to(scratch)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(file, target)
+
+
 @contextmanager
 def temp_file_beside(path: str | os.PathLike) -> Iterator[Path]:
     """An empty work file named as :func:`atomic_file`'s temporary files for ``path``, locked, removed at the end.
@@ -149,6 +183,39 @@ def temp_file_beside(path: str | os.PathLike) -> Iterator[Path]:
     finally:
         remove_quietly(name)
         os.close(handle)
+
+
+#: How :func:`open_work_file` opens a file for each mode: never through a link, never truncated on opening.
+_WORK_FILE_FLAGS = {
+    "rb": os.O_RDONLY,
+    "wb": os.O_WRONLY | os.O_CREAT,
+    "ab": os.O_WRONLY | os.O_CREAT | os.O_APPEND,
+}
+
+
+def open_work_file(path: str | os.PathLike, mode: str = "rb") -> BinaryIO:
+    """A work file of this job (one :func:`temp_file_beside` made) opened again by its name: ``"rb"``, ``"wb"``
+    (emptied) or ``"ab"``, created if missing, but never through a symlink (``O_NOFOLLOW``) nor into anything
+    other than a regular file with one name (a hard link to another file is not emptied): such a file is an
+    ``OSError`` naming it, and nothing is written."""
+    handle = os.open(path, _WORK_FILE_FLAGS[mode] | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK, 0o666)
+    status = os.fstat(handle)
+    if not stat.S_ISREG(status.st_mode) or status.st_nlink > 1:
+        os.close(handle)
+        raise OSError(errno.EMLINK, "not the work file this job made (a link or a special file took its place)", path)
+    os.set_blocking(handle, True)
+    if mode == "wb":
+        os.ftruncate(handle, 0)
+    return os.fdopen(handle, mode)
+
+
+def not_our_file(path: object, what: str) -> str:
+    """The error for something other than a regular file (``what``: "a symbolic link", ...) where icc keeps a
+    file of its own (a lock, a record, a work folder): never written through, never removed by icc."""
+    return (
+        f"{path} is {what}, where icc keeps a file of its own (it never writes through a link): "
+        "remove it and run the command again"
+    )
 
 
 def remove_quietly(path: str | os.PathLike) -> None:

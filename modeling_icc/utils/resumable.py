@@ -17,15 +17,17 @@ Sharded curation jobs (``icc score|filter --output-dir``) and teacher scoring
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import json
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .atomic_files import remove_dead_temp_files, remove_quietly
+from .atomic_files import not_our_file, remove_dead_temp_files, remove_quietly
 from .errors import UserInputError
 from .leases import leased
 from .locations import Location, is_file, is_remote, kind
@@ -115,41 +117,57 @@ def exclusive(path: Path, busy: str, unwritable: str) -> Iterator[None]:
     """Hold the lock file ``path`` for the block (the OS drops the lock if the process dies); ``busy`` is the
     error when another job holds it, ``unwritable`` (with the reason) when it cannot be created.
 
-    The lock file is removed when the block ends, still locked. A job that opened it just
-    before and locks it just after would hold a lock on a file no longer there,
+    The lock file is opened without following a link and never truncated (:func:`open_lock_file`): what
+    stands at ``path`` other than a regular file (a symlink, a FIFO, a folder) is refused, and no file
+    is ever written through it. The lock file is removed when the block ends, still locked. A job that
+    opened it just before and locks it just after would hold a lock on a file no longer there,
     so a lock counts only when the path still names the locked file.
     """
     while True:
-        try:
-            handle = path.open("w")
-        except OSError as error:  # a read-only folder: nothing can be written here
-            raise UserInputError(f"{unwritable}: {error.strerror}") from None
+        handle = open_lock_file(path, unwritable)
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            handle.close()
+            os.close(handle)
             raise UserInputError(busy) from None
         if _same_file(handle, path):
             break
-        handle.close()  # removed by the job that held it: lock the file that stands there now
+        os.close(handle)  # removed by the job that held it: lock the file that stands there now
     try:
         yield
     finally:
         _release(path, handle)
 
 
-def _release(path: Path, handle: Any) -> None:
+def open_lock_file(path: Path, unwritable: str) -> int:
+    """A descriptor of the lock file ``path``, created if missing: never through a link (``O_NOFOLLOW``), never
+    truncated, and only a regular file (a lock file holds nothing; one left by a killed job is taken over)."""
+    try:
+        handle = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UserInputError(not_our_file(path, "a symbolic link")) from None
+        if error.errno == errno.EISDIR:
+            raise UserInputError(not_our_file(path, "a directory")) from None
+        raise UserInputError(f"{unwritable}: {error.strerror}") from None  # a read-only folder
+    if not stat.S_ISREG(os.fstat(handle).st_mode):
+        os.close(handle)
+        raise UserInputError(not_our_file(path, "not a regular file"))
+    return handle
+
+
+def _release(path: Path, handle: int) -> None:
     """Remove the lock file, then unlock it by closing it. A removal that fails (the folder turned
     read-only) is no error: the job's own error is the one to report, and a lock file left behind locks
     nothing once closed."""
     remove_quietly(path)
-    handle.close()
+    os.close(handle)
 
 
-def _same_file(handle: Any, path: Path) -> bool:
+def _same_file(handle: int, path: Path) -> bool:
     try:
         named = path.stat()
     except FileNotFoundError:
         return False
-    opened = os.fstat(handle.fileno())
+    opened = os.fstat(handle)
     return (named.st_dev, named.st_ino) == (opened.st_dev, opened.st_ino)

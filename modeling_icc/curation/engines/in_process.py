@@ -15,7 +15,7 @@ from .unit_result import UnitResult
 
 
 class InProcess:
-    """Runs tasks here, in order; ``done()`` is called after each (a sharded job's bar over its shards), and
+    """Runs tasks here, in order; ``done(task)`` is called after each (a sharded job's bar over its shards), and
     ``before_commit()`` right before each file is committed (a check that the job still holds its output)."""
 
     #: Processes that scored units: this one.
@@ -26,7 +26,7 @@ class InProcess:
         job: Job,
         scorer: LazyScorer,
         progress: Progress,
-        done: Callable[[], object] = lambda: None,
+        done: Callable[[Task], object] = lambda task: None,
         before_commit: Callable[[], None] | None = None,
     ) -> None:
         self.job, self.scorer, self.progress, self.done = job, scorer, progress, done
@@ -42,5 +42,5 @@ class InProcess:
         results = []
         for task in tasks:
             results.append(run_task(self.job, task, self.scorer, self.progress, self.before_commit))
-            self.done()
+            self.done(task)
         return results

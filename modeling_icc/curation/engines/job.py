@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -76,8 +77,8 @@ class Job:
     one unit is written to its output, and a rerun starts over. ``chunk_rows``: rows read, scored and
     written at a time by a single-file job (a shard is read whole, so that its output is written as one
     table); ``show``: rows returned for display; ``progress``: bars (``None``: when stderr is a terminal);
-    ``input_format``/``output_format``: the formats the spec named (``None``: detected), which a sharded job
-    records with its settings.
+    ``named_input_format``/``named_output_format``: the formats the spec named (``None``: detected per unit),
+    which a sharded job records with its settings.
     """
 
     units: tuple[Unit, ...]
@@ -90,8 +91,8 @@ class Job:
     show: int = JobSpec.show
     progress: bool | None = None
     chunk_rows: int = CHUNK_ROWS
-    input_format: str | None = None
-    output_format: str | None = None
+    named_input_format: str | None = None
+    named_output_format: str | None = None
 
     @classmethod
     def of_file(
@@ -118,8 +119,8 @@ def resolve(spec: JobSpec, notice: Notice) -> Job:
         **subset_options,
         "scoring": spec.scoring,
         "progress": spec.progress,
-        "input_format": spec.input_format,
-        "output_format": spec.output_format,
+        "named_input_format": spec.input_format,
+        "named_output_format": spec.output_format,
     }
     if spec.sharded:
         return _sharded_job(spec, notice, options)
@@ -234,7 +235,7 @@ def expand_inputs(patterns: tuple[str, ...]) -> list[Location]:
                 raise UserInputError(f"no file matches {pattern!r}")
             found.extend(matches)
         elif Path(pattern).is_dir():
-            raise UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern}/*.parquet'")
+            raise _a_directory(pattern, Path(pattern))
         elif not Path(pattern).is_file():
             raise UserInputError(f"input file not found: {pattern}")
         else:
@@ -253,10 +254,30 @@ def _remote_inputs(place: Location, pattern: str) -> list[Location]:
             return matches
         found = kind(place)  # a failure (timeout, offline Hub) is raised, not taken for "not found"
         if found == "directory":
-            raise UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern}/*.parquet'")
+            raise _a_directory(pattern, place)
         if found != "file":
             raise UserInputError(f"input file not found: {pattern}")
         return [place]
+
+
+def _a_directory(pattern: str, place: Location) -> UserInputError:
+    """The error for a directory given as an input: its shards named by a glob of the extension most of its
+    files have among the formats read (the example given is one that works)."""
+    suffixes: Counter[str] = Counter()
+    for file in place.iterdir():
+        if file.name.startswith(".") or not file.is_file():
+            continue
+        try:
+            infer_format(file.name)
+        except UserInputError:
+            continue
+        suffixes[
+            compression.table_suffix(file.name) + (file.suffix if compression.by_extension(file.name) else "")
+        ] += 1
+    if not suffixes:
+        return UserInputError(f"{pattern} is a directory with no file in a format icc reads; pass the files to read")
+    suffix = suffixes.most_common(1)[0][0]
+    return UserInputError(f"{pattern} is a directory; pass its shards, e.g. '{pattern.rstrip('/')}/*{suffix}'")
 
 
 def _same_file_key(place: Location) -> object:

@@ -5,7 +5,8 @@ Layout of an output directory::
     OUT/NAME.EXT            scored or filtered shard (written to a temp file, then renamed)
     OUT/NAME.stats.json     rows, kept, NaN, seconds: written last, it marks the shard done
     OUT/_run.json           the job's settings and inputs (a re-run must match them)
-    OUT/_summary.json       totals over all shards, written when every shard is done
+    OUT/_summary.json       totals over all shards, written when every shard is done (with how many
+                            were done by earlier runs: shards_done_before, shards_this_run)
     OUT/.icc-work/          raw scores for ranking rules and kept uids, while the job runs;
                             removed once the summary is written
     OUT/.icc.lock           held while a job runs; removed when it ends (on an object store, the
@@ -44,23 +45,25 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, replace
 from typing import Any
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.hardware import FORCE_FP32_ENV
 from ...scoring.options import Notice, warn
 from ...utils import resumable
 from ...utils.errors import UserInputError
 from ...utils.locations import Location, fingerprint, is_dir, is_file, remove_tree
 from ...utils.provenance import environment, write_json
 from ..io import datacomp
+from . import resume_refusal
 from .in_process import InProcess
 from .job import Job
 from .passes import LazyScorer, run_passes
 from .process_pool import ProcessPool
 from .progress import shard_bars
-from .shard_files import STATS_SUFFIX, WORK_DIR, ShardFiles, done
+from .shard_files import STATS_SUFFIX, WORK_DIR, ShardFiles, check_work_folder, done
+from .single_file import held_while_written
 
 SUMMARY_FILE = "_summary.json"
 
@@ -76,7 +79,10 @@ def run_sharded(job: Job, scorer: ConcretenessScorer, notice: Notice = warn) -> 
     execution = loaded.execution()
     job = replace(job, scoring=replace(loaded, device=execution.device, dtype=execution.dtype))
     start = time.perf_counter()
-    with resumable.locked(job.output_dir, notice) as still_held:
+    with resumable.locked(job.output_dir, notice) as still_held, ExitStack() as subset_lock:
+        if job.datacomp_subset is not None:  # a file outside the directory: held too, as a single file's
+            subset_lock.enter_context(held_while_written(job.datacomp_subset))
+        check_work_folder(job.output_dir)
         bound = _bind_settings(job)
         resumable.remove_partial_files([job.output_dir, job.output_dir / WORK_DIR])
         pending = [unit for unit in job.units if not done(job, unit)]
@@ -86,9 +92,9 @@ def run_sharded(job: Job, scorer: ConcretenessScorer, notice: Notice = warn) -> 
         subset = job.datacomp_subset
         if not pending and is_file(summary_path) and (subset is None or subset.is_file()):
             remove_tree(job.output_dir / WORK_DIR)  # left by an older icc
-            summary = json.loads(summary_path.read_text(encoding="utf-8"))
-            _check_summary_agrees(job, summary)
-            return {**summary, "redone_missing_outputs": 0}
+            finished = json.loads(summary_path.read_text(encoding="utf-8"))
+            _check_summary_agrees(job, finished)
+            return {**finished, "redone_missing_outputs": 0, **_resumed(len(job.units), 0)}
         if subset is not None:  # the subset is built from every shard's kept uids: redo shards whose uids are gone
             pending = [unit for unit in job.units if not done(job, unit, with_uids=True)]
         scores = {unit: ShardFiles.of(job, unit).scores for unit in job.units}
@@ -98,11 +104,17 @@ def run_sharded(job: Job, scorer: ConcretenessScorer, notice: Notice = warn) -> 
                 run_passes(job, pending, scores, executor)
         summary = _summary(job, time.perf_counter() - start, executor.processes)
         summary["redone_missing_outputs"] = lost
+        summary.update(_resumed(len(job.units) - len(pending), len(pending)))
         _check_record_is_this_jobs(job, bound)
         still_held()
         write_json(summary_path, summary)
         remove_tree(job.output_dir / WORK_DIR)  # only a running job needs it
     return summary
+
+
+def _resumed(before: int, now: int) -> dict[str, int]:
+    """What a run says of its shards: done by earlier runs (kept as they were), and done by this one."""
+    return {"shards_done_before": before, "shards_this_run": now}
 
 
 def settings(job: Job) -> dict[str, Any]:
@@ -117,8 +129,8 @@ def settings(job: Job) -> dict[str, Any]:
         "dtype": scoring.dtype,
         "compile": scoring.compile,
         "column": plan.column,
-        "input_format": job.input_format,  # as given (None: detected)
-        "output_format": job.output_format,
+        "input_format": job.named_input_format,  # as given (None: detected)
+        "output_format": job.named_output_format,
         "rule": None if plan.rule is None else asdict(plan.rule),
         "clip_rule": None if other is None else asdict(other.rule),
         "clip_column": None if other is None else other.column,
@@ -198,25 +210,12 @@ def _bind_settings(job: Job) -> dict[str, Any]:
     """Record the job's settings, and return them; a re-run must use the same ones once some work is saved
     (see :mod:`~modeling_icc.utils.resumable`)."""
     recorded = settings(job)
-
-    def explain(previous: dict[str, Any], changed: list[str]) -> str | None:
-        precision = [key for key in ("dtype", "device") if key in changed]
-        if not precision:
-            return None
-        was = ", ".join(f"{key} {previous.get(key) or '(not recorded)'}" for key in precision)
-        now = ", ".join(f"{key} {recorded[key]}" for key in precision)
-        return (
-            f"{job.output_dir} holds shards scored with {was}; this run would use {now} (from --dtype, "
-            f"--device, {FORCE_FP32_ENV} or the hardware), and mixed shards would not agree: resume with the "
-            "settings it was started with, or use a new --output-dir"
-        )
-
     resumable.bind_settings(
         job.output_dir,
         recorded,
         holds_work=_holds_work(job.output_dir),
-        advice="resume with the same command, or use a new --output-dir",
-        explain=explain,
+        advice=f"use a new --output-dir, or delete {job.output_dir} to start over",
+        explain=lambda previous, changed: resume_refusal.explain(job.output_dir, previous, recorded, changed),
     )
     return recorded
 

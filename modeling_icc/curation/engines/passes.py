@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO, Literal, Protocol
 
 import numpy as np
 
@@ -71,7 +71,7 @@ class Task:
     each of its tables (ranking rules; ``None``: none), taking the kept ``scores`` where they are saved."""
 
     unit: Unit
-    phase: str
+    phase: Literal["score", "write"]
     scores: UnitScores | None = None
     cuts: Sequence[Cuts] | None = None
 

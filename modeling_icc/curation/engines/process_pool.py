@@ -62,16 +62,17 @@ class ProcessPool:
             return self.local.run(tasks)
         pool = self._pool()
         with _sigint_deferred():  # submitting starts workers: none may be left half-started by Ctrl-C
-            futures: set[Future] = {pool.submit(_run_in_worker, self.job, task) for task in tasks}
+            futures: dict[Future, Task] = {pool.submit(_run_in_worker, self.job, task): task for task in tasks}
         self.processes = max(self.processes, len(pool._processes))
-        while futures:
-            finished, futures = wait(futures, timeout=0.2, return_when=FIRST_COMPLETED)
+        running = set(futures)
+        while running:
+            finished, running = wait(running, timeout=0.2, return_when=FIRST_COMPLETED)
             if self.local.before_commit is not None:
                 self.local.before_commit()  # the output still this job's (a remote lease)
             self._drain()
             for future in finished:
                 future.result()
-                self.local.done()
+                self.local.done(futures[future])
         self._drain()
         return [None] * len(tasks)
 

@@ -82,7 +82,7 @@ def row_bar(show: bool | None, exact: int | None) -> Iterator[Progress]:
 
 @dataclass
 class ShardBars:
-    """A sharded job's two bars: its shards (``done``) and the captions scored (``update``)."""
+    """A sharded job's two bars: its shards written (``done``) and the captions scored (``update``)."""
 
     shards: Any
     rows: Any
@@ -93,8 +93,10 @@ class ShardBars:
     def read(self, table: CaptionTable) -> None:
         """Shards are counted by the shard bar."""
 
-    def done(self) -> None:
-        self.shards.update(1)
+    def done(self, task: Any) -> None:
+        """A task finished: a shard is written when its ``write`` task is (a ``score`` task only scores it)."""
+        if task.phase == "write":
+            self.shards.update(1)
 
 
 @contextmanager

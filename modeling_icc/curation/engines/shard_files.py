@@ -12,11 +12,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...utils.locations import Location, is_file
+from ...utils.atomic_files import atomic_file, not_our_file
+from ...utils.errors import UserInputError
+from ...utils.locations import Location, is_file, is_remote
 from ...utils.provenance import write_json
 from ...utils.redaction import public_url
 from ..io import datacomp
-from ..io.tables import atomic_output
 from .job import Job, Unit
 from .unit_result import UnitResult
 from .unit_scores import SavedScores
@@ -44,6 +45,18 @@ class ShardFiles:
         )
 
 
+def check_work_folder(output_dir: Location) -> None:
+    """The work folder is icc's own: a symlink there (to a folder elsewhere) or a file is refused, so that
+    nothing is written, nor any killed run's file removed, through it."""
+    work = output_dir / WORK_DIR
+    if is_remote(work):  # an object store has no links
+        return
+    if work.is_symlink():
+        raise UserInputError(not_our_file(work, "a symbolic link"))
+    if work.exists() and not work.is_dir():
+        raise UserInputError(not_our_file(work, "not a directory"))
+
+
 def done(job: Job, unit: Unit, with_uids: bool = False) -> bool:
     """Finished: stats written, and the output (and kept uids, ``with_uids``) still there as written."""
     files = ShardFiles.of(job, unit)
@@ -58,7 +71,7 @@ def commit_unit(job: Job, unit: Unit, result: UnitResult, before_commit: Callabl
     files = ShardFiles.of(job, unit)
     if job.datacomp_subset is not None:
         kept = np.concatenate(result.kept_uids) if result.kept_uids else datacomp.uids_to_array([])
-        with atomic_output(files.kept_uids, before_rename=before_commit) as stream:
+        with atomic_file(files.kept_uids, before_commit) as stream:  # a work file: a link there is replaced
             np.save(stream, kept, allow_pickle=False)
     stats = {
         "input": public_url(str(unit.source)),  # never a password a URL carried

@@ -33,14 +33,14 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from dataclasses import replace
 from pathlib import Path
 from typing import BinaryIO
 
 from ...scoring.base import ConcretenessScorer
 from ...scoring.options import Notice, warn
-from ...utils.atomic_files import remove_stale_temp_files, temp_file_beside
+from ...utils.atomic_files import open_work_file, remove_stale_temp_files, temp_file_beside
 from ...utils.leases import leased
 from ...utils.locations import is_remote
 from ...utils.redaction import public_url
@@ -59,8 +59,8 @@ from .unit_scores import WorkFileScores
 
 #: Work files of jobs writing to stdout (or a FIFO or device) are named after this, in ``TMPDIR``.
 STREAM_SPILL = "icc-stream"
-#: The lock file a job holds beside its output file (``.NAME.icc.lock``): two jobs never write one output. Beside
-#: an object store's output, a lease object of that name (:mod:`~modeling_icc.utils.leases`).
+#: The lock file a job holds beside its output file and its DataComp subset file (``.NAME.icc.lock``): two jobs
+#: never write one file. Beside an object store's output, a lease object of that name (:mod:`..utils.leases`).
 OUTPUT_LOCK_SUFFIX = ".icc.lock"
 #: Output formats whose header or schema must name every column before the first row.
 _FIXED_COLUMNS = frozenset({"csv", "tsv", "parquet"})
@@ -83,31 +83,39 @@ def run_single_file(job: Job, open_scorer: Callable[[], ConcretenessScorer], not
             return stack.enter_context(temp_file_beside(base))
 
         if isinstance(unit.output, Path) and not writes_in_place(unit.output):  # one job per output file at a time
-            base.parent.mkdir(parents=True, exist_ok=True)  # as the writer would: resolve checked it may
-            stack.enter_context(
-                exclusive(
-                    base.with_name(f".{base.name}{OUTPUT_LOCK_SUFFIX}"),
-                    busy=f"another icc job is writing {unit.output}",
-                    unwritable=f"cannot write beside {unit.output}",
-                )
-            )
+            stack.enter_context(held_while_written(unit.output))
         if is_remote(unit.output):  # one job per output object: a lease beside it (utils/leases.py)
             lease_place = unit.output.with_name(f".{unit.output.name}{OUTPUT_LOCK_SUFFIX}")
             lease = leased(lease_place, public_url(str(unit.output)), notice, guards=unit.output)
             before_commit = stack.enter_context(lease).check
+        if job.datacomp_subset is not None:  # and per subset file: two jobs never write one either
+            stack.enter_context(held_while_written(job.datacomp_subset))
         unit = _readable_twice(job, unit, work_file)
         job = replace(job, units=(unit,))
         scorer = LazyScorer(open_scorer)
         exact = len(unit.source) if isinstance(unit.source, CaptionTable) else None
         progress = stack.enter_context(row_bar(job.progress, exact))
         scores = {unit: WorkFileScores(work_file)} if job.needs_all_rows else {}
+        start = time.perf_counter()
         [result] = run_passes(job, [unit], scores, InProcess(job, scorer, progress, before_commit=before_commit))
-    if job.datacomp_subset is not None:
-        uids, _ = datacomp.subset_array(result.kept_uids)
-        datacomp.save_subset(job.datacomp_subset, uids)
-        result.subset_uids = len(uids)
-    result.seconds = time.perf_counter() - scorer.loaded_at
+        if job.datacomp_subset is not None:
+            uids, _ = datacomp.subset_array(result.kept_uids)
+            datacomp.save_subset(job.datacomp_subset, uids)
+            result.subset_uids = len(uids)
+    result.seconds = time.perf_counter() - (scorer.loaded_at or start)  # from the model load on
     return result
+
+
+def held_while_written(path: Path) -> AbstractContextManager[None]:
+    """One job writing the local file ``path`` at a time (a job's output, its DataComp subset): the lock file
+    ``.NAME.icc.lock`` held beside where it is written (beside a symlink's target, which is what is written)."""
+    place = Path(os.path.realpath(path))
+    place.parent.mkdir(parents=True, exist_ok=True)  # as the writer would: resolve checked it may
+    return exclusive(
+        place.with_name(f".{place.name}{OUTPUT_LOCK_SUFFIX}"),
+        busy=f"another icc job is writing {path}",
+        unwritable=f"cannot write beside {path}",
+    )
 
 
 def _readable_twice(job: Job, unit: Unit, work_file: Callable[[], Path]) -> Unit:
@@ -138,6 +146,6 @@ def spill_place(output: Path | BinaryIO) -> Path:
 
 def _spooled(stream: BinaryIO, path: Path) -> Path:
     """``stream`` (stdin) copied to the work file ``path``, so it can be read twice."""
-    with path.open("wb") as copy:
+    with open_work_file(path, "wb") as copy:
         shutil.copyfileobj(stream, copy)
     return path

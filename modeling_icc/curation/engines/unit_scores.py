@@ -21,9 +21,9 @@ from typing import Protocol
 
 import numpy as np
 
+from ...utils.atomic_files import atomic_file
 from ...utils.errors import UserInputError
 from ...utils.locations import Location, is_file
-from ..io.tables import atomic_output
 from .spill import SpilledArrays
 
 #: One scored chunk as the first pass keeps it: raw scores, each ranking rule's values, the captions' hash.
@@ -111,7 +111,7 @@ class SavedScores:
 
     def save(self, chunks: Iterable[ScoredChunk], before_commit: Callable[[], None] | None = None) -> None:
         [(raw, ranking, digest)] = chunks  # a shard is read as one table
-        with atomic_output(self.path, before_rename=before_commit) as stream:
+        with atomic_file(self.path, before_commit) as stream:  # a work file: a link there is replaced
             ranks = {f"rank_{name}": values for name, values in ranking.items()}
             np.savez(stream, icc_raw=raw, captions_digest=np.array(digest), **ranks)
 
@@ -127,7 +127,12 @@ class SavedScores:
             yield arrays["icc_raw"], digest
 
     def changed(self, source: object) -> UserInputError:
-        return UserInputError(f"{source} changed since its scores were saved; delete {self.path}")
+        # The directory's record and every shard's cuts are of the input as it was scored: only a new start works.
+        directory = self.path.parent.parent
+        return UserInputError(
+            f"{source} changed since its scores were saved (its captions are not those scored), and the cuts "
+            f"span every shard: once nothing rewrites it, use a new --output-dir, or delete {directory} to start over"
+        )
 
 
 @dataclass(frozen=True)

@@ -117,8 +117,31 @@ def refuse_compressed(source: Path | BinaryIO, fmt: str, name: object) -> None:
     if compression is not None:
         raise UserInputError(
             f"{name} is {compression}-compressed {fmt}, which is read by seeking: decompress it first "
-            f"({_TOOLS[compression]} {name}); compressed txt, jsonl, csv and tsv are read as they are"
+            f"({decompress_command(compression, name, fmt)}); compressed txt, jsonl, csv and tsv are read as they are"
         )
+
+
+def decompress_command(compression: str, name: object, fmt: str) -> str:
+    """The shell command that decompresses the file ``name`` into one to pass instead, and that file's name.
+
+    A local name with the compression's extension is decompressed beside it (``gunzip -k pool.parquet.gz``
+    gives ``pool.parquet``); any other name (no such extension: the tools refuse it; a URL: they cannot
+    read it) is decompressed from a stream into a new local file."""
+    text = str(name)
+    tool = _TOOLS[compression]
+    if by_extension(text) == compression and "://" not in text:
+        return f"{tool} {text}, then pass {text[: -len(pure(text).suffix)]}"
+    stem = compression_stem(pure(text).name)
+    target = f"{stem}.decompressed.{fmt}"
+    source = f"{text}" if "://" not in text else f"a local copy of {text}"
+    return f"{tool.split()[0]} -c {source} > {target}, then pass {target}"
+
+
+def compression_stem(name: str) -> str:
+    """``name`` without its compression extension and the format extension before it (``pool`` for
+    ``pool.parquet.gz`` and ``pool.parquet``)."""
+    name = name[: -len(Path(name).suffix)] if by_extension(name) else name
+    return name[: -len(Path(name).suffix)] if Path(name).suffix else name
 
 
 def compressed_output(stream: BinaryIO, compression: str | None) -> Iterator[BinaryIO]:

@@ -48,10 +48,8 @@ def atomic_output(
             return
         if path.is_symlink():
             path = Path(os.path.realpath(path))
-    with atomic_file(path) as stream:
+    with atomic_file(path, before_rename) as stream:
         yield stream
-        if before_rename is not None:
-            before_rename()
 
 
 def writes_in_place(path: Path) -> bool:

@@ -229,28 +229,38 @@ def _txt_table(captions: list[str], decode_errors: int, consumed: int, pa: Any) 
 
 def _text_blocks(stream: BinaryIO) -> Iterator[tuple[list[str], list[int]]]:
     """``(lines, positions of the lines that needed U+FFFD)`` per block of ``stream``, by :func:`raw_lines`'s rules:
-    lines end at ``\\n`` (``\\r\\n`` too) only, a leading BOM is dropped, a last line without ``\\n`` counts."""
+    lines end at ``\\n`` (``\\r\\n`` too) only, a leading BOM is dropped, a last line without ``\\n`` counts.
+
+    Linear in the input's size however long its lines: each block is searched for its last line end once,
+    and the blocks of a line still open are kept as they came and joined once, when the line ends (a line of
+    100 MB is not copied and searched again for every block that extends it).
+    """
     # read1: what has arrived (at most a block), so piped rows are scored without waiting for a whole block
     read = getattr(stream, "read1", stream.read)
-    carry, first, bom_alone = b"", True, False
+    head, first, bom_alone = b"", True, False
+    open_line: list[bytes] = []  # the blocks of a line whose end has not arrived yet
     while True:
         block = read(_TEXT_BLOCK)
-        data = carry + block
-        if first and block and len(data) < len(BOM):  # too short yet to tell whether a BOM starts it
-            carry = data
-            continue
         if first:
-            bom_alone, data, first = data == BOM, data.removeprefix(BOM), False
+            head += block
+            if block and len(head) < len(BOM):  # too short yet to tell whether a BOM starts it
+                continue
+            first, bom_alone, block = False, head == BOM, head.removeprefix(BOM)
+            if bom_alone:  # a BOM alone is one (empty) line, unless more follows
+                continue
         elif block:
             bom_alone = False
         if not block:
-            if data or bom_alone:  # a BOM alone is one (empty) line
-                yield _split_lines(data)
+            if open_line or bom_alone:
+                yield _split_lines(b"".join(open_line))
             return
-        cut = data.rfind(b"\n") + 1
-        carry = data[cut:]
-        if cut:
-            yield _split_lines(data[:cut])
+        cut = block.rfind(b"\n") + 1
+        if not cut:
+            open_line.append(block)
+            continue
+        open_line.append(block[:cut])
+        yield _split_lines(b"".join(open_line))
+        open_line = [block[cut:]] if cut < len(block) else []
 
 
 def _split_lines(data: bytes) -> tuple[list[str], list[int]]:

@@ -19,13 +19,14 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from safetensors.numpy import load_file, save_file
+from safetensors.numpy import load_file, save
 from sklearn.linear_model import RidgeCV
 
 from ...models.mini.modeling_mini import base_model_path
 from ...scoring.base import ConcretenessScorer
 from ...scoring.batching import pad_rows, plan_batches
 from ...scoring.devices import resolve_device
+from ...utils.atomic_files import write_bytes
 from ...utils.checkpoints import load_complete
 
 HEAD_FILE = "minilm_ridge.safetensors"
@@ -82,8 +83,8 @@ class RidgeHead:
     def save(self, path: str | os.PathLike) -> Path:
         path = Path(path)
         tensors = {"coef": self.coef.astype(np.float32), "intercept": np.array([self.intercept], dtype=np.float32)}
-        save_file(tensors, str(path), metadata={"alpha": repr(self.alpha), "n_train": str(self.n_train)})
-        return path
+        data = save(tensors, metadata={"alpha": repr(self.alpha), "n_train": str(self.n_train)})
+        return write_bytes(path, data)  # atomic: a link at ``path`` is replaced, never written through
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> RidgeHead:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...utils.atomic_files import write_text
 from .features import FEATURE_NAMES
 
 MODEL_FILE = "lite_model.json"
@@ -52,7 +53,7 @@ class LiteModel:
 
     def save(self, path: str | Path) -> None:
         payload = asdict(self)
-        Path(path).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        write_text(path, json.dumps(payload, indent=2) + "\n")  # atomic: a link at ``path`` is replaced
 
     @classmethod
     def load(cls, path: str | Path) -> LiteModel:

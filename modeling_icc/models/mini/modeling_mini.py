@@ -29,6 +29,7 @@ from transformers import AutoConfig, AutoModel, BertModel
 from transformers.modeling_outputs import ModelOutput
 from transformers.models.bert.modeling_bert import BertPreTrainedModel
 
+from ...utils.atomic_files import write_bytes
 from ...utils.errors import CheckpointError
 from .configuration_mini import MiniICCConfig
 from .fast_encoder import select_encoder_tensors
@@ -165,11 +166,11 @@ class MiniICCModel(BertPreTrainedModel):
     def save_heads(self, path: str | os.PathLike, build_info: dict | None = None) -> Path:
         """Write the trained part. The config and build info go in one metadata entry (JSON, sorted keys),
         so the file's bytes are reproducible: safetensors does not order several metadata keys."""
-        from safetensors.torch import save_file
+        from safetensors.torch import save
 
         payload = {"config": self.config.to_dict(), "build": build_info or {}}
-        save_file(self.head_state(), str(path), metadata={METADATA_KEY: json.dumps(payload, sort_keys=True)})
-        return Path(path)
+        data = save(self.head_state(), metadata={METADATA_KEY: json.dumps(payload, sort_keys=True)})
+        return write_bytes(path, data)  # atomic: a link at ``path`` is replaced, never written through
 
     def load_heads(self, tensors: dict[str, torch.Tensor], source: str = "heads") -> None:
         """Copy the trained part in; a tensor of the wrong shape or dtype is a :class:`CheckpointError`."""

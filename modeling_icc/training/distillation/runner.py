@@ -23,6 +23,7 @@ from ...curation.io.tables import infer_format, read_table
 from ...teachers import CaptionSet, load_captions, read_shards, score_to_shards
 from ...teachers.sba import SBAPipeline
 from ...teachers.vba import VBAPipeline
+from ...utils.atomic_files import atomic_file
 from ...utils.errors import UserInputError
 from ...utils.provenance import package_versions, write_json
 from ...utils.shipped_data import dev_split
@@ -135,9 +136,11 @@ class PipelineRun:
 
     def teachers(self) -> dict:
         scoring = self._teacher_table_for_scoring()
-        pq.write_table(scoring, self.path("teacher_scores.parquet"))
+        with atomic_file(self.path("teacher_scores.parquet")) as stream:
+            pq.write_table(scoring, stream)
         annotated = self._annotated_table(scoring)
-        pq.write_table(annotated, self.path("annotated_scores.parquet"))
+        with atomic_file(self.path("annotated_scores.parquet")) as stream:
+            pq.write_table(annotated, stream)
         return {"n_scored": scoring.num_rows, "n_annotated": annotated.num_rows}
 
     def standardize(self) -> dict:
