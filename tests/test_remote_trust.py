@@ -15,6 +15,7 @@ import http.server
 import itertools
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -193,7 +195,7 @@ def test_two_jobs_with_different_rules_started_together_on_one_prefix_never_mix(
     results = [(job.wait(timeout=DEADLINE), job.stderr.read()) for job in jobs]
     assert sorted(code for code, _ in results) == [0, 2], results
     line = one_line(next(result for result in results if result[0] == 2))
-    assert "another icc job is writing to" in line or "holds a run with different rule" in line
+    assert "another icc job is writing to" in line or "holds a run with" in line
     winner, loser = (THRESHOLD, TOP) if results[0][0] == 0 else (TOP, THRESHOLD)
     recorded = json.loads(fs.cat_file(f"{bucket}/kept/_run.json"))["rule"]
     assert recorded["threshold" if winner is THRESHOLD else "top_fraction"] is not None
@@ -201,9 +203,7 @@ def test_two_jobs_with_different_rules_started_together_on_one_prefix_never_mix(
     assert here(*filter_command(pool / "*.parquet", pool.parent / "ref", *winner))[0] == 0
     assert outputs(fs, f"{bucket}/kept") == local_outputs(pool.parent / "ref")
     assert not fs.exists(f"{bucket}/kept/.icc.lock")  # released at the end
-    assert "holds a run with different rule" in one_line(
-        here(*filter_command(f"s3://{bucket}/in/*.parquet", prefix, *loser))
-    )
+    assert "holds a run with" in one_line(here(*filter_command(f"s3://{bucket}/in/*.parquet", prefix, *loser)))
 
 
 def test_a_job_holding_the_prefix_refuses_a_second_one_in_one_line(s3, pool, here):
@@ -323,9 +323,14 @@ def test_a_record_replaced_while_a_job_runs_is_not_reported_finished(tmp_path, h
         return result
 
     monkeypatch.setattr(in_process, "run_task", then_another_job_writes_the_record)
-    line = one_line(here(*filter_command(tmp_path / "in" / "*.txt", tmp_path / "out", "--threshold", "0.5")))
+    command = filter_command(tmp_path / "in" / "*.txt", tmp_path / "out", "--threshold", "0.5")
+    line = one_line(here(*command))
     assert "no longer records this job's settings (rule differ)" in line
+    assert f"delete {tmp_path / 'out'} and run this command again" in line
     assert not (tmp_path / "out" / "_summary.json").exists()
+    monkeypatch.setattr(in_process, "run_task", real)  # the other writer gone
+    shutil.rmtree(tmp_path / "out")  # as the line says
+    assert here(*command)[0] == 0
 
 
 # -- nothing secret recorded or printed (item 3) --------------------------------------------------------------
@@ -460,6 +465,8 @@ def test_a_server_that_stops_answering_ends_the_job_with_one_line(s3, pool, serv
         line = one_line(run(env, *command))
     assert "did not answer within 0.5 s, ICC_REMOTE_TIMEOUT" in line
     assert "not found" not in line and "not a readable" not in line  # a timeout is said as one
+    assert "run the same command again once it answers" in line
+    assert run(env, *command).returncode == 0  # as the line says, now that it answers
 
 
 def test_a_web_server_that_never_answers_ends_the_job_with_one_line(tmp_path):
@@ -556,6 +563,9 @@ def test_a_web_server_without_range_requests(tmp_path, web, here):
         line = one_line(here(*command))
         assert f"{base}/pool.parquet: the server does not answer HTTP Range requests" in line
         assert "download the file and pass the local copy" in line
+    with urllib.request.urlopen(f"{base}/pool.parquet") as answer:  # as the line says
+        (tmp_path / "pool.parquet").write_bytes(answer.read())
+    assert here("score", "--model", "lite", "-i", tmp_path / "pool.parquet", "-o", tmp_path / "p.parquet")[0] == 0
 
 
 # -- the Hub offline (item 14) ------------------------------------------------------------------------------
