@@ -91,6 +91,7 @@ class Lease:
     def __init__(self, place: UPath, where: str, seconds: float | None) -> None:
         self.place, self.where, self.seconds = place, where, seconds
         self.owner = uuid.uuid4().hex
+        self._started = _now()
         self._version: str | None = None
         self._renewed = time.monotonic()
         self._lost: str | None = None
@@ -154,7 +155,7 @@ class Lease:
                 if not self._replace(self._version):
                     self._lost = (
                         f"{self.where} was taken over by another job while this one could not renew its lease "
-                        f"{self.place}: this job stops; run it again once the other has finished"
+                        f"{public_url(str(self.place))}: this job stops; run it again once the other has finished"
                     )
                     return
             except Exception:  # the store unreachable: try again until the term is over
@@ -169,12 +170,12 @@ class Lease:
     # -- the store's calls ------------------------------------------------------------------------------
 
     def _record(self) -> bytes:
-        started = datetime.now(timezone.utc).isoformat(timespec="seconds")
         record = {
             "icc_lease": _FORMAT,
             "owner": self.owner,
             **_this_process(),
-            "renewed": started,
+            "started": self._started,
+            "renewed": _now(),
             "seconds": self.seconds if self.conditional else None,
         }
         return (json.dumps(record) + "\n").encode()
@@ -356,10 +357,13 @@ def _this_process() -> dict[str, Any]:
     return {
         "host": socket.gethostname(),
         "pid": os.getpid(),
-        "started": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         **_machine(),
         "process_start": _process_start(os.getpid()),
     }
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 def _machine() -> dict[str, Any]:
