@@ -29,6 +29,14 @@ def written(path: Path, text: str) -> Path:
     return path
 
 
+def jsonl_shards(folder: Path, rows: str, count: int) -> Path:
+    """``folder`` holding ``count`` JSON lines shards ``s0.jsonl``, ``s1.jsonl``, ... of the same ``rows``."""
+    folder.mkdir()
+    for index in range(count):
+        written(folder / f"s{index}.jsonl", rows)
+    return folder
+
+
 def one_line_error(err: str, message: str) -> None:
     """``err`` says ``message`` in one line, without a traceback."""
     assert message in err, err

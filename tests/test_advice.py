@@ -20,7 +20,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from cli_run import icc, one_line_error, written
+from cli_run import icc, jsonl_shards, one_line_error, written
 from test_object_store import endpoint, s3  # noqa: F401 (the S3 server and a bucket on it)
 
 from modeling_icc.curation.engines import passes
@@ -32,11 +32,7 @@ ROWS = "".join(
 
 @pytest.fixture
 def shards(tmp_path) -> Path:
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for index in range(3):
-        written(folder / f"s{index}.jsonl", ROWS)
-    return folder
+    return jsonl_shards(tmp_path / "in", ROWS, 3)
 
 
 def advice(err: str) -> str:
@@ -148,10 +144,9 @@ def test_an_input_changed_since_the_run_began_gets_advice_that_starts_over(tmp_p
     command = ["filter", "--model", "lite", "-i", shards / "*.jsonl", "--output-dir", out, "--top-k", "4"]
     assert icc(*command) == 0
     written(shards / "s0.jsonl", ROWS.replace("sofa", "couch"))
-    capsys.readouterr()
-    assert icc(*command) == 2
-    one_line_error(
-        capsys.readouterr().err,
+    refused(
+        capsys,
+        command,
         f"{out} holds a run with other inputs (s0.jsonl changed since); its outputs come from the inputs as they "
         f"were: use a new --output-dir, or delete {out} to start over",
     )
@@ -163,14 +158,20 @@ def test_saved_work_without_its_record_gets_advice_that_starts_over(tmp_path, sh
     command = ["score", "--model", "lite", "-i", shards / "*.jsonl", "--output-dir", out]
     assert icc(*command) == 0
     (out / "_run.json").unlink()
-    capsys.readouterr()
-    assert icc(*command) == 2
-    one_line_error(
-        capsys.readouterr().err,
+    refused(
+        capsys,
+        command,
         f"{out} holds saved work but no _run.json, so its settings are unknown; use a new --output-dir, or "
         f"delete {out} to start over",
     )
     assert icc(*_followed(command, out, tmp_path, "delete it")) == 0
+
+
+def refused(capsys, command: list, message: str) -> None:
+    """``command`` refused with exit code 2 and the one line ``message``."""
+    capsys.readouterr()
+    assert icc(*command) == 2
+    one_line_error(capsys.readouterr().err, message)
 
 
 def _followed(command: list, out: Path, tmp_path: Path, follow: str) -> list:

@@ -8,7 +8,7 @@ from safetensors.torch import load_file
 from transformers import AutoModel, RobertaConfig, RobertaForMaskedLM
 
 from modeling_icc import ICCForConcreteness, load_scorer
-from modeling_icc.testing import save_tiny_student, tiny_tokenizer, training_corpus
+from modeling_icc.testing import tiny_tokenizer, training_corpus
 from modeling_icc.testing.student import tiny_roberta_kwargs
 from modeling_icc.training.distillation import (
     DistillConfig,
@@ -24,8 +24,9 @@ pytestmark = pytest.mark.usefixtures("single_thread")
 
 
 @pytest.fixture(scope="module")
-def backbone(tmp_path_factory):
-    return save_tiny_student(tmp_path_factory.mktemp("backbone"))
+def backbone(tiny_student_dir):
+    """The suite's tiny student, read as a distillation backbone (nothing writes into it)."""
+    return tiny_student_dir
 
 
 @pytest.fixture(scope="module")

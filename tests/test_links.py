@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from cli_run import icc, icc_process, one_line_error, written
+from cli_run import icc, icc_process, jsonl_shards, one_line_error, written
 
 from modeling_icc.curation.engines.spill import SpilledArrays
 from modeling_icc.curation.engines.unit_scores import SavedScores
@@ -38,11 +38,7 @@ def victim(tmp_path) -> Path:
 
 @pytest.fixture
 def shards(tmp_path) -> Path:
-    folder = tmp_path / "in"
-    folder.mkdir()
-    for index in range(2):
-        written(folder / f"s{index}.jsonl", ROWS)
-    return folder
+    return jsonl_shards(tmp_path / "in", ROWS, 2)
 
 
 def single_file_job(tmp_path: Path, *rule: str) -> list[object]:

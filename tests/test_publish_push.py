@@ -2,6 +2,7 @@
 
 import importlib
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -72,7 +73,11 @@ def test_published_format_checkpoint_is_converted(published_format_dir, cards, t
 def test_model_card_without_results_is_refused(tiny_student_dir, tmp_path):
     card = tmp_path / "card.md"
     card.write_text("---\nlicense: mit\nlanguage: en\n---\n# no results\n")
-    folder = upload.build_model_folder(tiny_student_dir, card, upload.prepare_output(tmp_path / "out"))
+    # The student's folder (in our format already: what build_model_folder writes, tested above, with a fresh
+    # process to check it) with the card: the card is checked first.
+    folder = upload.prepare_output(tmp_path / "out")
+    shutil.copytree(tiny_student_dir, folder, dirs_exist_ok=True)
+    shutil.copyfile(card, folder / "README.md")
     with pytest.raises(UserInputError, match="lacks library_name, pipeline_tag, model-index"):
         upload.validate_folder(folder, "model")
 
