@@ -1,0 +1,92 @@
+"""The core install's promise (issue 50), in processes that cannot import torch or the other extras: the command
+line, ``load_scorer`` and the file engines score and filter with mini and lite without importing torch, and what
+needs an extra says so in one line naming its ``pip install``.
+
+The processes block the extras' imports (as if not installed); ``tests/test_core_install.py`` installs the core
+into a fresh virtual environment (slow).
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from no_torch import NO_TORCH
+
+DEMO = Path(__file__).parents[1] / "modeling_icc" / "data" / "demo_captions.txt"
+#: Ends every blocked process: which of the extras' modules it imported after all.
+REPORT_IMPORTS = "\nprint('imported:', sorted(m for m in ('torch', 'transformers', 'datasets') if m in sys.modules))\n"
+
+
+def run_without_torch(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {"HF_HUB_OFFLINE": "1", "ICC_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-c", NO_TORCH + code + REPORT_IMPORTS],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=Path(__file__).parents[1],
+        timeout=300,
+    )
+
+
+def icc(*argv: str) -> str:
+    """Code that runs ``icc argv`` in the process and prints its exit code."""
+    return f"from modeling_icc.cli.main import main\nprint('rc', main({list(argv)!r}))"
+
+
+@pytest.mark.parametrize("model", ["mini", "lite"])
+def test_icc_filter_runs_without_torch_and_imports_none(tmp_path, model):
+    output = tmp_path / "kept.jsonl"
+    done = run_without_torch(
+        icc("filter", "--model", model, "--threshold", "0.5", "--input", str(DEMO), "--output", str(output)), tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert "rc 0" in done.stdout and "imported: []" in done.stdout, done.stdout + done.stderr
+    assert output.read_text().count("\n") > 5
+    assert not (tmp_path / "cache").exists()  # the shipped graph: nothing built, nothing cached
+
+
+def test_sharded_jobs_on_worker_processes_run_without_torch(tmp_path):
+    shards = tmp_path / "in"
+    shards.mkdir()
+    lines = DEMO.read_text().splitlines()
+    for index in range(2):
+        (shards / f"part-{index}.txt").write_text("\n".join(lines[index::2]) + "\n")
+    out = tmp_path / "out"
+    argv = ("filter", "--model", "mini", "--threshold", "0.5", "--input", f"{shards}/*.txt", "--output-dir", str(out))
+    done = run_without_torch(icc(*argv, "--workers", "2"), tmp_path)
+    assert done.returncode == 0 and "rc 0" in done.stdout, done.stdout + done.stderr
+    assert sorted(path.name for path in out.glob("part-*.txt")) == ["part-0.txt", "part-1.txt"]
+
+
+@pytest.mark.parametrize(
+    ("code", "part", "extra"),
+    [
+        (icc("explain", "a dog on a beach"), "mini's explain(), model and tokenizer", "torch"),
+        (icc("score", "--device", "cuda", "a dog"), "mini on device 'cuda'", "torch"),
+        (icc("score", "--dtype", "bfloat16", "a dog"), "in dtype 'bfloat16'", "torch"),
+        (icc("bench", "--help"), "icc bench needs torch", "baselines"),
+        (icc("convert", "--help"), "icc convert needs transformers", "torch"),
+    ],
+)
+def test_what_needs_an_extra_says_so_in_one_line(tmp_path, code, part, extra):
+    done = run_without_torch(code, tmp_path)
+    assert "rc 2" in done.stdout, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("icc: error: ") and part in line, line
+    assert line.endswith(f'pip install "icc-concreteness[{extra}]"'), line
+
+
+def test_a_student_without_torch_is_one_user_error_naming_the_extra(tmp_path, tiny_student_dir):
+    code = (
+        "from modeling_icc import load_scorer\n"
+        "from modeling_icc.utils.errors import UserInputError\n"
+        "try:\n"
+        f"    load_scorer({str(tiny_student_dir)!r})\n"
+        "except UserInputError as error:\n"
+        "    print('refused:', error)\n"
+    )
+    done = run_without_torch(code, tmp_path)
+    assert "refused: a student model (transformers) needs torch, transformers" in done.stdout, done.stderr
+    assert 'pip install "icc-concreteness[torch]"' in done.stdout
