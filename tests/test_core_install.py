@@ -18,7 +18,7 @@ from modeling_icc.models.mini.files import BASE_INSTALL
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 #: The README's demo command (what `make demo` runs), as the README gives it.
-DEMO = re.search(r"^icc filter --model mini --threshold 0\.5 --input modeling_icc/data/demo_captions\.txt.*$", README, re.M)
+DEMO = re.search(r"^icc filter --model mini --threshold 0\.5 --input modeling_icc/data/demo_\S+ .*$", README, re.M)
 #: The quickstart's first block: what the core install runs (later blocks name their extras).
 QUICKSTART = re.search(r"## Quickstart\n.*?```python\n(.*?)```", README, re.S)
 #: Printed lines a block promises (``# -> TEXT``).
