@@ -16,7 +16,9 @@ from no_torch import NO_TORCH
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "modeling_icc" / "data" / "demo_captions.txt"
 #: Ends every blocked process: which of the extras' modules it imported after all.
-REPORT_IMPORTS = "\nimport sys\nprint('imported:', sorted(m for m in ('torch', 'transformers', 'datasets') if m in sys.modules))\n"
+REPORT_IMPORTS = (
+    "\nimport sys\nprint('imported:', sorted(m for m in ('torch', 'transformers', 'datasets') if m in sys.modules))\n"
+)
 
 
 def run_without_torch(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
