@@ -60,6 +60,28 @@ def test_icc_filter_runs_without_torch_and_imports_none(tmp_path, model):
     assert not (tmp_path / "cache").exists()  # the shipped graph: nothing built, nothing cached
 
 
+def test_icc_explain_runs_without_torch_on_the_shipped_explanation_graph(tmp_path):
+    done = run_without_torch(icc("explain", "I cant see this image it is too dark"), tmp_path)
+    assert "rc 0" in done.stdout and "imported: []" in done.stdout, done.stdout + done.stderr
+    assert "cant" in done.stdout and "0.31" in done.stdout
+
+
+def test_minis_transformers_model_without_torch_is_one_line_naming_the_extra(tmp_path):
+    code = (
+        "from modeling_icc import load_scorer\n"
+        "from modeling_icc.utils.errors import UserInputError\n"
+        "try:\n"
+        "    load_scorer('mini').model\n"
+        "except UserInputError as error:\n"
+        "    print('refused:', error)\n"
+    )
+    done = run_without_torch(code, tmp_path)
+    assert "refused: mini's model and tokenizer (and explain() with other heads) needs torch" in done.stdout, (
+        done.stdout + done.stderr
+    )
+    assert done.stdout.splitlines()[0].endswith('pip install "icc-concreteness[torch]"')
+
+
 def test_sharded_jobs_on_worker_processes_run_without_torch(tmp_path):
     shards = tmp_path / "in"
     shards.mkdir()
@@ -76,7 +98,6 @@ def test_sharded_jobs_on_worker_processes_run_without_torch(tmp_path):
 @pytest.mark.parametrize(
     ("code", "part", "extra"),
     [
-        (icc("explain", "a dog on a beach"), "mini's explain(), model and tokenizer", "torch"),
         (icc("score", "--device", "cuda", "a dog"), "mini on device 'cuda'", "torch"),
         (icc("score", "--dtype", "bfloat16", "a dog"), "in dtype 'bfloat16'", "torch"),
         (icc("bench", "--help"), "icc bench needs torch", "baselines"),

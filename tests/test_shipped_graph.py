@@ -5,6 +5,7 @@ hold without torch, and an edited graph, heads file or base weights file is refu
 purpose: ``training_scripts/build_mini_graph.py``).
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -18,7 +19,7 @@ from no_torch import NO_TORCH
 
 from modeling_icc.models.mini import shipped_graph
 from modeling_icc.models.mini.files import BASE_WEIGHTS_FILE, HEADS_FILE, base_model_path, shipped_heads_path
-from modeling_icc.models.mini.shipped_graph import GRAPH_FILE, MANIFEST_FILE, read_manifest, verified_graph
+from modeling_icc.models.mini.shipped_graph import GRAPH_FILE, MANIFEST_FILE, TERMS_FILE, read_manifest, verified_graph
 from modeling_icc.scoring.mini_onnx import MiniOnnxScorer
 from modeling_icc.utils.errors import CheckpointError
 
@@ -34,14 +35,19 @@ def shipped() -> MiniOnnxScorer:
     return MiniOnnxScorer()
 
 
-def test_the_manifest_vouches_for_the_shipped_graph_heads_and_base_weights():
-    manifest = read_manifest()
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_manifest_vouches_for_the_shipped_graphs_heads_and_base_weights():
+    hashes = read_manifest()["sha256"]
     folder = shipped_graph.shipped_graph_folder()
-    assert manifest["sha256"]["heads"] == shipped_graph.hashlib.sha256(shipped_heads_path().read_bytes()).hexdigest()
-    assert manifest["sha256"]["graph"] == shipped_graph.hashlib.sha256((folder / GRAPH_FILE).read_bytes()).hexdigest()
-    weights = (base_model_path() / BASE_WEIGHTS_FILE).read_bytes()
-    assert manifest["sha256"]["base_weights"] == shipped_graph.hashlib.sha256(weights).hexdigest()
-    assert (folder / GRAPH_FILE).stat().st_size < 200_000  # operators and heads only: no base weights inside
+    assert hashes["heads"] == sha256(shipped_heads_path())
+    assert hashes["graph"] == sha256(folder / GRAPH_FILE)
+    assert hashes["terms_graph"] == sha256(folder / TERMS_FILE)
+    assert hashes["base_weights"] == sha256(base_model_path() / BASE_WEIGHTS_FILE)
+    for name in (GRAPH_FILE, TERMS_FILE):
+        assert (folder / name).stat().st_size < 200_000  # operators and heads only: no base weights inside
 
 
 def test_the_shipped_graph_scores_bit_for_bit_as_the_graph_traced_from_torch(shipped):
@@ -50,6 +56,19 @@ def test_the_shipped_graph_scores_bit_for_bit_as_the_graph_traced_from_torch(shi
     traced = MiniOnnxScorer(shipped_heads_path(), base_model_path())  # the cache's graph, traced from torch
     captions = stored()["captions"]
     np.testing.assert_array_equal(shipped.score(captions), traced.score(captions))
+
+
+def test_the_shipped_explanation_graph_explains_as_torch_does(shipped):
+    pytest.importorskip("torch")
+    from modeling_icc.scoring.mini import MiniScorer
+
+    on_torch = MiniScorer(dtype="float32", progress=False)
+    for text in ["I cant see this image it is too dark", "a man with a white shirt", "a dog on a beach " * 60]:
+        ours, theirs = shipped.explain(text), on_torch.explain(text)
+        assert [word for word, _ in ours] == [word for word, _ in theirs]
+        np.testing.assert_allclose([c for _, c in ours], [c for _, c in theirs], rtol=0, atol=1e-5)
+        assert ours.score == pytest.approx(float(shipped.score([text])[0]), abs=1e-6)
+        assert sum(c for _, c in ours) + ours.bias == pytest.approx(ours.total, abs=1e-5)
 
 
 def test_the_shipped_graph_gives_the_stored_scores_exactly(shipped):
@@ -99,13 +118,19 @@ def test_unedited_copies_verify(tmp_path):
     ("edit", "what"),
     [
         ("graph", "mini's ONNX graph"),
+        ("terms", "mini's ONNX explanation graph"),
         ("weights", "mini's base weights"),
         ("heads", "mini's heads file"),
     ],
 )
 def test_an_edited_graph_weights_or_heads_file_is_refused_in_one_line(tmp_path, edit, what):
     folder, base = _copies(tmp_path)
-    target = {"graph": folder / GRAPH_FILE, "weights": base / BASE_WEIGHTS_FILE, "heads": folder / HEADS_FILE}[edit]
+    target = {
+        "graph": folder / GRAPH_FILE,
+        "terms": folder / TERMS_FILE,
+        "weights": base / BASE_WEIGHTS_FILE,
+        "heads": folder / HEADS_FILE,
+    }[edit]
     _flip_one_byte(target, target.stat().st_size - 7)  # inside the data, past any header
     with pytest.raises(CheckpointError) as raised:
         verified_graph(base, folder)
@@ -144,7 +169,8 @@ def test_the_release_build_rewrites_the_shipped_graph_as_it_is(tmp_path):
 
     manifest = build_shipped_graph(shipped_heads_path(), base_model_path(), tmp_path)
     assert manifest == read_manifest()
-    assert (tmp_path / GRAPH_FILE).read_bytes() == (shipped_graph.shipped_graph_folder() / GRAPH_FILE).read_bytes()
+    for name in (GRAPH_FILE, TERMS_FILE):
+        assert (tmp_path / name).read_bytes() == (shipped_graph.shipped_graph_folder() / name).read_bytes()
 
 
 if __name__ == "__main__":

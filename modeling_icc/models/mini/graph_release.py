@@ -1,4 +1,5 @@
-"""Build the ONNX graph that ships with the package: mini's operators and heads, without the base weights.
+"""Build the ONNX graphs that ship with the package (scoring and explanations): mini's operators and heads,
+without the base weights.
 
 Run at release time (``python training_scripts/build_mini_graph.py``), never on a user's machine, so that no
 user traces mini from torch. The graph is the one :func:`~.onnx_export.export_graph` traces, rewritten so
@@ -29,6 +30,7 @@ from .shipped_graph import (
     GRAPH_FILE,
     GRAPH_VERSION,
     MANIFEST_FILE,
+    TERMS_FILE,
     shipped_graph_folder,
 )
 
@@ -99,22 +101,26 @@ def weights_free_graph(graph_bytes: bytes, base: dict[str, np.ndarray]) -> onnx.
 
 
 def build_shipped_graph(heads_path: Path, base_path: Path, folder: Path | None = None) -> dict:
-    """Write the graph and its manifest (sha256 of the graph, the heads and the base weights; the base keys
-    the graph takes) into ``folder`` (default: the package's); returns the manifest."""
+    """Write the scoring graph, the explanation graph and their manifest (sha256 of both graphs, the heads and
+    the base weights; the base keys the graphs take) into ``folder`` (default: the package's); returns the
+    manifest."""
     folder = folder or shipped_graph_folder()
     num_layers = int(read_heads_payload(heads_path)["config"]["num_layers"])
     base = _base_tensors(base_path, num_layers)
-    model = weights_free_graph(export_graph(heads_path, base_path), base)
-    graph = folder / GRAPH_FILE
-    graph.write_bytes(model.SerializeToString())
+    keys: set[str] = set()
+    for kind, name in (("logits", GRAPH_FILE), ("terms", TERMS_FILE)):
+        model = weights_free_graph(export_graph(heads_path, base_path, kind), base)
+        (folder / name).write_bytes(model.SerializeToString())
+        keys.update(initializer.name for initializer in model.graph.initializer)
     manifest = {
         "graph_version": GRAPH_VERSION,
         "sha256": {
-            "graph": file_sha256(graph),
+            "graph": file_sha256(folder / GRAPH_FILE),
+            "terms_graph": file_sha256(folder / TERMS_FILE),
             "heads": file_sha256(heads_path),
             "base_weights": file_sha256(base_path / BASE_WEIGHTS_FILE),
         },
-        "base_keys": sorted(initializer.name for initializer in model.graph.initializer),
+        "base_keys": sorted(keys),
     }
     (folder / MANIFEST_FILE).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest

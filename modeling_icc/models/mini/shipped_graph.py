@@ -1,8 +1,9 @@
-"""The ONNX graph of the shipped mini, and the verified files it runs with: no torch, no build, no cache.
+"""The ONNX graphs of the shipped mini, and the verified files they run with: no torch, no build, no cache.
 
-The package ships mini's graph without the base encoder's weights (``data/mini_graph.onnx``, built at release
-time by ``graph_release.py``) and a manifest (``data/mini_graph.json``) with the sha256 of the graph, of the
-shipped heads and of the base ``model.safetensors`` it was built on. Each load reads the graph and the base
+The package ships mini's graphs without the base encoder's weights (``data/mini_graph.onnx`` scores,
+``data/mini_terms.onnx`` explains; built at release time by ``graph_release.py``) and a manifest
+(``data/mini_graph.json``) with the sha256 of both graphs, of the shipped heads and of the base
+``model.safetensors`` they were built on. Each load reads the graph and the base
 weights once into memory, checks those bytes against the manifest (and the heads file too), and makes the
 session from the same bytes: what runs is what was hashed, so an edited graph, heads file or base weights
 file never runs. The check costs about 0.1 s (sha256 of the 90 MB base weights) on a 2-core CPU.
@@ -23,6 +24,8 @@ from ...utils.errors import CheckpointError
 from .files import BASE_PACKAGE, BASE_WEIGHTS_FILE, base_model_path, shipped_heads_path
 
 GRAPH_FILE = "mini_graph.onnx"
+#: The explanation graph (``explain``: each token's share of the logit), built and checked with the other.
+TERMS_FILE = "mini_terms.onnx"
 MANIFEST_FILE = "mini_graph.json"
 #: Where the graph says its base tensors are: nowhere on disk (supplied when the session is made).
 EXTERNAL_LOCATION = "supplied-at-session-creation"
@@ -39,9 +42,11 @@ def shipped_graph_folder() -> Path:
 
 @dataclass(frozen=True)
 class VerifiedGraph:
-    """The shipped graph's bytes and the base tensors it takes (by name), all checked against the manifest."""
+    """The shipped graphs' bytes (scoring, explanations) and the base tensors they take (by name), all checked
+    against the manifest."""
 
     graph: bytes
+    terms: bytes
     initializers: dict[str, np.ndarray]
 
 
@@ -50,7 +55,7 @@ def read_manifest(folder: Path | None = None) -> dict:
     path = (folder or shipped_graph_folder()) / MANIFEST_FILE
     try:
         manifest = json.loads(path.read_text(encoding="utf-8"))
-        manifest["sha256"]["graph"], manifest["sha256"]["heads"], manifest["sha256"]["base_weights"]
+        [manifest["sha256"][name] for name in ("graph", "terms_graph", "heads", "base_weights")]
         manifest["base_keys"]
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise CheckpointError(
@@ -87,6 +92,7 @@ def verified_graph(base_path: Path | None = None, folder: Path | None = None) ->
     heads = folder / shipped_heads_path().name
     _checked_bytes(heads, hashes["heads"], "mini's heads file", ours)
     graph = _checked_bytes(folder / GRAPH_FILE, hashes["graph"], "mini's ONNX graph", ours)
+    terms = _checked_bytes(folder / TERMS_FILE, hashes["terms_graph"], "mini's ONNX explanation graph", ours)
     weights = (base_path or base_model_path()) / BASE_WEIGHTS_FILE
     data = _checked_bytes(weights, hashes["base_weights"], "mini's base weights", f"{REINSTALL} {BASE_PACKAGE}")
     try:
@@ -94,4 +100,4 @@ def verified_graph(base_path: Path | None = None, folder: Path | None = None) ->
     except SafetensorError as error:  # only if the manifest vouched for a file safetensors cannot read
         raise CheckpointError(f"mini's base weights {weights} could not be read: {error}") from None
     del data
-    return VerifiedGraph(graph, {key: tensors[key] for key in manifest["base_keys"]})
+    return VerifiedGraph(graph, terms, {key: tensors[key] for key in manifest["base_keys"]})
