@@ -11,22 +11,24 @@ import sys
 from pathlib import Path
 
 import pytest
-from no_torch import NO_TORCH
+from no_torch import EXTRA_MODULES, blocker
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "modeling_icc" / "data" / "demo_captions.txt"
 #: Ends every blocked process: which of the extras' modules it imported after all.
 REPORT_IMPORTS = (
-    "\nimport sys\nprint('imported:', sorted(m for m in ('torch', 'transformers', 'datasets') if m in sys.modules))\n"
+    "\nimport sys\nprint('imported:', [m for m in ('torch', 'transformers', 'datasets') if m in sys.modules])\n"
 )
 
 
-def run_without_torch(code: str, tmp_path: Path) -> subprocess.CompletedProcess:
+def run_without_torch(
+    code: str, tmp_path: Path, blocked: tuple[str, ...] = EXTRA_MODULES
+) -> subprocess.CompletedProcess:
     """Run ``code`` in a process, and any process it starts (a ``sitecustomize`` on their path), unable to
-    import the extras; prints which of them it imported."""
+    import ``blocked`` (the extras); prints which of torch, transformers and datasets it imported."""
     site = tmp_path / "site"
     site.mkdir(exist_ok=True)
-    (site / "sitecustomize.py").write_text(NO_TORCH)
+    (site / "sitecustomize.py").write_text(blocker(blocked))
     env = {
         "HF_HUB_OFFLINE": "1",
         "ICC_CACHE_DIR": str(tmp_path / "cache"),
@@ -80,6 +82,19 @@ def test_minis_transformers_model_without_torch_is_one_line_naming_the_extra(tmp
         done.stdout + done.stderr
     )
     assert done.stdout.splitlines()[0].endswith('pip install "icc-concreteness[torch]"')
+
+
+def test_the_datasets_engine_scores_and_filters_with_datasets_and_without_torch(tmp_path):
+    code = (
+        "import datasets\n"
+        "from modeling_icc import add_icc_scores, filter_by_icc\n"
+        "pool = datasets.Dataset.from_dict({'caption': ['a red car parked on a street', 'the meaning of life']})\n"
+        "print([round(score, 3) for score in add_icc_scores(pool, model='mini')['icc_score']])\n"
+        "print(list(filter_by_icc(pool, threshold=0.5, model='mini', num_proc=2)['caption']))\n"
+    )
+    done = run_without_torch(code, tmp_path, blocked=("torch", "transformers", "onnx", "sklearn"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[0.997, 0.055]", "['a red car parked on a street']", "imported: ['datasets']"]
 
 
 def test_sharded_jobs_on_worker_processes_run_without_torch(tmp_path):

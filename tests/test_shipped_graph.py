@@ -79,7 +79,7 @@ def test_the_shipped_graph_gives_the_stored_scores_exactly(shipped):
 
 def test_the_stored_scores_hold_in_a_process_without_torch():
     code = NO_TORCH + (
-        "import json, numpy as np\n"
+        "import json, sys, numpy as np\n"
         "from modeling_icc import load_scorer\n"
         f"data = json.loads(open({str(STORED)!r}).read())\n"
         "scores = load_scorer('mini').score(data['captions'])\n"
