@@ -139,3 +139,21 @@ def test_a_student_without_torch_is_one_user_error_naming_the_extra(tmp_path, ti
     done = run_without_torch(code, tmp_path)
     assert "refused: a student model (transformers) needs torch, transformers" in done.stdout, done.stderr
     assert 'pip install "icc-concreteness[torch]"' in done.stdout
+
+
+def test_without_torch_mini_runs_on_onnx_runtime_in_fp32_on_a_cpu_with_native_bf16(monkeypatch):
+    from modeling_icc.scoring import execution, hardware
+    from modeling_icc.scoring.execution import MINI_RUNTIMES, STUDENT_RUNTIMES, Execution, resolve_execution
+    from modeling_icc.utils.errors import UserInputError
+
+    monkeypatch.delenv("ICC_MINI_RUNTIME", raising=False)
+    monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: True)
+    monkeypatch.setattr(hardware, "gpu_may_be_present", lambda: True)
+    monkeypatch.setattr(execution, "torch_installed", lambda: False)
+    monkeypatch.setattr(execution.extras, "module_available", lambda name: name not in ("torch", "transformers"))
+    assert resolve_execution(MINI_RUNTIMES) == Execution("cpu", "float32", "onnxruntime")
+    for device, dtype in (("cuda", None), (None, "bfloat16")):
+        with pytest.raises(UserInputError, match=r'pip install "icc-concreteness\[torch\]"$'):
+            resolve_execution(MINI_RUNTIMES, device, dtype)
+    with pytest.raises(UserInputError, match="a student model"):
+        resolve_execution(STUDENT_RUNTIMES)
