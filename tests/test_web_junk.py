@@ -15,6 +15,7 @@ import pytest
 from modeling_icc import load_scorer
 from modeling_icc.cli.main import main
 from modeling_icc.evaluation.baselines.registry import build_scorer
+from modeling_icc.evaluation.data import brysbaert_unigrams, muraki_phrases
 from modeling_icc.evaluation.web_junk import FILE_NAME_KINDS, REAL_KINDS, web_junk_benchmark
 from modeling_icc.evaluation.web_junk_cases import (
     NON_LATIN_CAPTIONS,
@@ -109,7 +110,8 @@ def test_bench_web_junk_reports_what_a_filter_at_half_keeps(tmp_path, capsys):
     benchmark = web_junk_benchmark()
     assert set(kept["lite"]) == set(benchmark.groups)
     junk = {kind: value for kind, value in kept["lite"].items() if kind not in REAL_KINDS}
-    assert all(value == 0.0 for kind, value in junk.items() if kind not in FILE_NAME_KINDS), junk
+    missed = {kind: np.mean([not is_web_junk(text) for text in texts]) for kind, texts in generated_junk().items()}
+    assert all(value <= missed.get(kind, 0.0) for kind, value in junk.items() if kind not in FILE_NAME_KINDS), junk
     assert kept["lite"][REAL_KINDS[1]] > 0.5
     assert max(value for kind, value in kept["lexical"].items() if kind not in REAL_KINDS) > 0.5
     assert payload["benchmarks"]["web_junk"]["keep_threshold"] == 0.5
@@ -137,8 +139,11 @@ def test_the_fast_path_agrees_with_the_whole_rule():
 # --- the rule by category, both ways ----------------------------------------------------------------------------
 
 #: The generated junk the rule leaves to the model, by design (docs/usage.md, "Bad input"): a messenger's
-#: ``received_`` + digits (a word and a number), and an all-letter code with vowels.
-KNOWN_MISSES = re.compile(r"received_\d+\.jpeg|[A-Za-z]{6,}\.\w+\S*")
+#: ``received_`` + digits (a word and a number), an all-letter code with vowels, and an ordinary word that also
+#: names a file or a slot, written alone (``Attachment``, ``thumb``: read as the word it is).
+KNOWN_MISSES = re.compile(
+    rf"received_\d+\.jpeg|[A-Za-z]{{6,}}\.\w+\S*|(?i:{'|'.join(sorted(web_junk.ORDINARY_PLACEHOLDERS))})"
+)
 
 
 def test_short_captions_in_any_script_are_read():
@@ -209,6 +214,31 @@ def test_placeholders_need_every_word_to_be_one():
         assert is_web_junk(text), text
     for text in ["Photo booth", "dog photo", "Shop", "Watch", "new in the shop", "Play ball", "Open book"]:
         assert not is_web_junk(text), text
+
+
+def test_ordinary_words_and_phrases_are_read_unless_they_name_a_file():
+    """Words that also name a file or a slot (``video``, ``file``) are junk only beside an ID, a slot placeholder
+    or an extension; an instruction that leads an ordinary phrase (``go by``) needs its target (``go to page``)."""
+    for text in ["video", "Attachment", "file size", "new media", "go by the name of", "add to", "play with", "tap in"]:
+        assert not is_web_junk(text), text
+    for text in ["attachment 1234", "Sample image", "file.mp3", "Watch video", "Tap to zoom", "Zoom in", "add to bag"]:
+        assert is_web_junk(text), text
+
+
+def test_the_rated_words_and_phrases_taken_for_junk_are_these():
+    """Of the 98,849 words and phrases of the concreteness norms (what the word, noun and phrase benchmarks score),
+    the rule zeroes only single letters and missing-value markers, words that only name a picture's slot
+    (``thumbnail``), phrases of them (``stock image``) and a reader's instructions (``zoom in``): the list is
+    pinned so that a change to the rule that moves these benchmarks is seen."""
+    rated = [text for split in ("train", "test") for text, _ in brysbaert_unigrams(split) + muraki_phrases(split)]
+    assert sorted(text for text in rated if is_web_junk(text)) == sorted(
+        ["a", "I", "l", "R & R", "nil", "none", "null", "undefined",
+         "caption", "description", "image", "photo", "picture", "pictures", "placeholder", "screenshot", "thumbnail",
+         "unnamed", "untitled", "big picture", "the big picture", "in the picture", "lorem ipsum", "pdf file",
+         "photo shop", "picture gallery", "stock image", "thumbnail image",
+         "click in", "click open", "enlarge on", "go cart", "play reading", "play to the gallery", "subscribe for",
+         "subscribe to", "zoom in", "zoom in on"]
+    )  # fmt: skip
 
 
 # --- wrappers: taken off, the rest read -------------------------------------------------------------------------

@@ -12,11 +12,14 @@ read it; it is web junk when what is left is
 * **a platform's note that there is no description** (:data:`BOILERPLATE`: ``No photo description
   available``, ``This image has an empty alt attribute``), at the start of the caption (a tagger's list after
   its preamble, ``Image may contain: 1 person``, is a caption: the preamble is a wrapper);
-* **a placeholder**: only words that name the picture's slot or a default file name (:data:`PLACEHOLDER_WORDS`:
-  ``thumbnail``, ``image001``, ``Untitled-1``, ``Screen Shot 2019-05-02 at 3.45.12 PM``, ``file.mp3``), or an
-  instruction to the reader first (:data:`READER_INSTRUCTIONS`: ``click here``, ``read more``, two words at
-  least), with nothing else but numbers, hexadecimal IDs, single Latin letters and :data:`SLOT_WORDS` (``no``,
-  ``of``, ``larger``, ``stock``);
+* **a placeholder**: words that name the picture's slot or a default file name, one of them at least a slot
+  placeholder (:data:`SLOT_PLACEHOLDERS`: ``thumbnail``, ``image001``, ``Untitled-1``, ``Screen Shot 2019-05-02
+  at 3.45.12 PM``) or an ordinary word beside an ID or an extension (:data:`ORDINARY_PLACEHOLDERS`:
+  ``attachment-1234``, ``file.mp3``; ``video`` and ``file size`` alone are read, as the word and phrase they
+  are); or an instruction to the reader first (:data:`READER_INSTRUCTIONS`, two words at least) that is a
+  command (:data:`COMMANDS`: ``Zoom in``) or has its target (:data:`INSTRUCTION_TARGETS`: ``click here``, ``read
+  more``; not ``go by the name of``); with nothing else but numbers, hexadecimal IDs, single Latin letters and
+  :data:`SLOT_WORDS` (``no``, ``of``, ``larger``, ``stock``);
 * **a dimension string** (``800x600``, ``1920 × 1080 px``), or **a file numbered, not named** (``1.jpg``);
 * **no word**: no token (split at whitespace, quotes and brackets stripped) spells a word. A token spells a word
   when it is none of: a URL, a domain (:data:`TOP_LEVEL_DOMAINS`), an e-mail address, a path with a file name, a
@@ -62,25 +65,41 @@ _LONGEST_MARKER = max(map(len, MISSING_MARKERS))
 #: Junk is short: longer text (a long URL runs to 2,000 characters) goes to the model without the test, so
 #: that a megabyte-long caption costs the test nothing.
 MAX_JUNK_CHARS = 4096
-#: Words that name a picture's slot or a file nobody named: the slot (``image``, ``thumbnail``), default and
-#: test names (``untitled``, ``placeholder``, ``foo``), what an app calls its files (``screenshot``,
-#: ``attachment``), and extensions said as words (``jpg``).
-PLACEHOLDER_WORDS = frozenset(
-    """image images img imgs photo photos foto fotos picture pictures pic pics pix thumbnail thumbnails thumb
-    thumbs bild bilder imagen immagine untitled unnamed unknown noname placeholder default dummy sample example
-    test testing temp tmp foo foobar baz qux quux asdf lorem ipsum attachment attachments file files document
-    documents doc docs archive download downloads upload uploads screenshot screenshots snapshot media gallery
-    slideshow whatsapp video videos alt alttext caption description scan scans capture bitmap blob clipboard
-    tumblr fb shutterstock istock istockphoto pexels unsplash pixabay depositphotos dreamstime spacer blank
-    noimage sku asin ref ean upc isbn jpg jpeg png gif webp svg bmp tif tiff heic pdf mp3 mp4 html htm php
-    """.split()
+#: Words that name a picture's slot or a file nobody named, and nothing else: the slot (``image``,
+#: ``thumbnail``), default and test names (``untitled``, ``placeholder``, ``foo``), what an app or a stock site
+#: calls its files (``screenshot``, ``shutterstock``), and extensions said as words (``jpg``). With slot words
+#: only around them they are junk (``Thumbnail``, ``Image 3 of 12``, ``No image available``).
+SLOT_PLACEHOLDERS = frozenset(
+    """image images img imgs photo photos foto fotos picture pictures pic pics pix thumbnail thumbnails bild bilder
+    imagen immagine untitled unnamed noname placeholder foo foobar baz qux quux asdf lorem ipsum tmp screenshot
+    screenshots alt alttext caption description tumblr fb whatsapp shutterstock istock istockphoto pexels unsplash
+    pixabay depositphotos dreamstime noimage sku asin ean upc isbn jpg jpeg png gif webp svg bmp tif tiff heic pdf
+    mp3 mp4 html htm php""".split()
 )
-#: Words that tell a reader what to do: one of them first and more words from these sets (``click here``, ``read
-#: more``, ``add to cart``) is junk; one alone (``Watch``, ``Play``) or after other words (``new in the shop``) is
-#: read, as it may name what is shown.
-READER_INSTRUCTIONS = frozenset(
-    """click tap read learn see view watch play open zoom enlarge expand buy shop order add visit go continue
-    subscribe share like follow pin tweet loading load next previous prev skip""".split()
+#: Ordinary words that name a file or a slot only beside an ID or a slot placeholder (``attachment-1234``,
+#: ``Sample image``); alone or with slot words they are read, as the words and phrases they also are (``video``,
+#: ``file size``, ``new media``: the word and phrase benchmarks hold them).
+ORDINARY_PLACEHOLDERS = frozenset(
+    """thumb thumbs unknown default dummy temp spacer bitmap blob sample example test testing attachment attachments
+    file files document
+    documents doc docs archive download downloads upload uploads snapshot media gallery slideshow video videos
+    scan scans capture clipboard blank ref""".split()
+)
+PLACEHOLDER_WORDS = SLOT_PLACEHOLDERS | ORDINARY_PLACEHOLDERS
+#: Words that tell a reader what to do. One of :data:`COMMANDS` first, with more words from these sets, is junk
+#: (``click here``, ``Zoom in``); one of the rest first is junk only with a second instruction or one of
+#: :data:`INSTRUCTION_TARGETS` (``read more``, ``add to cart``, ``Tap to zoom``), for those lead ordinary phrases
+#: too (``go by the name of``, ``play with``, ``add to``). One alone (``Watch``, ``Play``) or after other words
+#: (``new in the shop``) is read, as it may name what is shown.
+COMMANDS = frozenset("click zoom enlarge subscribe loading".split())
+READER_INSTRUCTIONS = COMMANDS | frozenset(
+    """tap expand read learn see view watch play open buy shop order add visit go continue share like follow pin tweet
+    load next previous prev skip""".split()
+)
+#: What an instruction points at on a web page, which makes it one (``more``, ``here``, ``cart``).
+INSTRUCTION_TARGETS = frozenset(
+    """here more now cart basket bag wishlist link page site website button details info information larger full
+    fullsize size reading this gallery slideshow video videos""".split()
 )
 #: Words that may stand beside a placeholder or an instruction without making it a caption.
 SLOT_WORDS = frozenset(
@@ -119,6 +138,9 @@ MAX_NAME_LETTERS = 3
 #: The shortest known word that makes a code with digits a word (``iPhone12``): shorter ones turn up in random
 #: codes by chance (``QUEC483HET56``).
 MIN_KNOWN_IN_CODE = 4
+#: The fewest digits in a row that make an ordinary placeholder a file's name (``attachment-1234``, not
+#: ``file 13``).
+MIN_ID_DIGITS = 3
 
 #: Characters stripped from both ends of a token before it is judged.
 _TOKEN_EDGES = "\"'()[]{}.,;:!?*"
@@ -150,6 +172,7 @@ _DIMENSIONS = re.compile(r"\d{1,5}\s*[x×X*]\s*\d{1,5}(?:\s*(?:px|pixels))?", re
 #: A file name with no letter in its name (``1.jpg``, ``2019-05-02_1234.png``): numbered, not named.
 _NUMBERED_FILE = re.compile(rf"[\W\d_]+\.{EXTENSION_PATTERN}(?![^\W_])\S*", re.IGNORECASE)
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
+_DIGIT_RUN = re.compile(r"\d+")
 _ALNUM_PART = re.compile(r"[^\W_]+")
 _KIND_RUN = re.compile(r"\d+|[^\W\d_]+")
 _VOWEL = re.compile(r"[aeiouyAEIOUY]|[^\x00-\x7f]")
@@ -162,6 +185,7 @@ _HEX_ID = re.compile(r"(?=[0-9a-f]{8})[0-9a-f]*\d[0-9a-f]*")
 _UNDECIDED_WORDS = (
     PLACEHOLDER_WORDS
     | READER_INSTRUCTIONS
+    | INSTRUCTION_TARGETS
     | SLOT_WORDS
     | {word for kind in PREAMBLE_KINDS for word in re.findall(r"[a-z]+", kind)}
 )
@@ -221,7 +245,7 @@ def _judge(text: str) -> str | None:
         return KIND_BOILERPLATE
     if _has_a_decided_word(cleaned):  # the fast path again, on the text without its wrappers: a caption
         return None
-    if _is_placeholder(cleaned):
+    if _is_placeholder(cleaned, file_name=_PATH.search(text) is not None):
         return KIND_PLACEHOLDER
     if _DIMENSIONS.fullmatch(cleaned):
         return KIND_DIMENSIONS
@@ -236,20 +260,30 @@ def _judge(text: str) -> str | None:
     return f"{KIND_NO_WORD} ({', '.join(dict.fromkeys(kinds))})"
 
 
-def _is_placeholder(text: str) -> bool:
-    """Only placeholder words, or an instruction and at least one more word, besides slot words, numbers, IDs
-    and single Latin letters in codes (each token read part by part: ``photo-1505740420928-5e560c06d30e``)."""
-    placeholders = words = 0
-    instructed = False
+def _is_placeholder(text: str, *, file_name: bool) -> bool:
+    """Only placeholder words (a slot placeholder among them, or an ordinary one beside an ID or in a
+    ``file_name``: ``file.mp3``), or a reader's instruction with its target, besides slot words, numbers, IDs and
+    single Latin letters in codes (each token read part by part: ``photo-1505740420928-5e560c06d30e``)."""
+    slot_placeholders = ordinary_placeholders = commands = targets = words = 0
+    led = command = identified = False  # led: an instruction is the first word
     for part in _ALNUM_PART.findall(_SCREEN_SHOT.sub("screenshot", text.lower())):
         if part.isdigit() or _HEX_ID.fullmatch(part):
+            identified = identified or len(part) >= MIN_ID_DIGITS or not part.isdigit()
             continue
+        identified = identified or any(len(run) >= MIN_ID_DIGITS for run in _DIGIT_RUN.findall(part))
         single_letters = False
         for run in _LETTER_RUN.findall(part):
-            if run in PLACEHOLDER_WORDS:
-                placeholders += 1
+            if run in SLOT_PLACEHOLDERS:
+                slot_placeholders += 1
+            elif run in ORDINARY_PLACEHOLDERS:
+                ordinary_placeholders += 1
             elif run in READER_INSTRUCTIONS:
-                instructed = instructed or words == 0
+                if words == 0:
+                    led, command = True, run in COMMANDS
+                else:
+                    commands += run in COMMANDS
+            elif run in INSTRUCTION_TARGETS:
+                targets += 1
             elif run not in SLOT_WORDS:
                 if len(run) > 1 or not run.isascii():
                     return False
@@ -258,7 +292,9 @@ def _is_placeholder(text: str) -> bool:
             words += 1
         if single_letters and _is_short_name([part]):
             return False  # a name: ``photo of R2-D2``
-    return placeholders > 0 or (instructed and words > 1)
+    if slot_placeholders or (ordinary_placeholders and (identified or file_name)):
+        return True
+    return led and words > 1 and (command or commands > 0 or targets > 0 or ordinary_placeholders > 0)
 
 
 def _spells_a_word(token: str) -> bool:
