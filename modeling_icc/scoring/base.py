@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils.web_junk import is_web_junk
+from ..utils.caption_wrappers import unwrap_caption
+from ..utils.web_junk import is_web_junk, web_junk_kind
 from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
 
@@ -47,8 +48,10 @@ class ConcretenessScorer(ABC):
     ``None`` or non-strings raise ``TypeError`` unless ``errors="nan"``; so does a container that is not an
     ordered list of captions (a single string, bytes, a dict, a set). Repeated captions are scored once
     and share one score. ICC's own scorers (``zeroes_web_junk``) score web junk 0.0 without reading it: alt-text
-    that is only a file name, a URL, markup, a missing-value marker, punctuation or a code
-    (:func:`~modeling_icc.utils.web_junk.is_web_junk`); the peer baselines of ``icc bench`` score it as they read it.
+    that is no caption (a URL, a camera or default file name, markup alone, a missing-value marker, a placeholder,
+    punctuation or a code: :func:`~modeling_icc.utils.web_junk.web_junk_kind`), and read every other caption
+    without its wrappers (markup, escaped characters, a file name's extension: :meth:`text_read`); the peer
+    baselines of ``icc bench`` read every caption as it is.
     """
 
     #: Identifier recorded next to scores (Hub id, local path or "lite").
@@ -85,11 +88,18 @@ class ConcretenessScorer(ABC):
             yield read.popleft().scores(values, raw)
 
     def _read_piece(self, texts: Iterable[object], errors: ErrorMode) -> _ReadPiece:
-        """The captions the model reads of ``texts``: with content, distinct, not web junk."""
+        """The captions the model reads of ``texts``: with content, distinct, not web junk, wrappers taken off."""
         valid, mask = prepare_texts(texts, errors=errors)
         distinct, inverse = deduplicate(valid)
         junk = self.web_junk_mask(distinct)
-        return _ReadPiece([text for text, skip in zip(distinct, junk, strict=True) if not skip], mask, inverse, junk)
+        read = [self.text_read(text) for text, skip in zip(distinct, junk, strict=True) if not skip]
+        return _ReadPiece(read, mask, inverse, junk)
+
+    def text_read(self, text: str) -> str:
+        """What the model reads of a caption that is no web junk: ICC's scorers take its wrappers off (markup,
+        escaped characters, a file name's extension, a tagger's preamble:
+        :func:`~modeling_icc.utils.caption_wrappers.unwrap_caption`); the peer baselines read it as it is."""
+        return unwrap_caption(text) if self.zeroes_web_junk else text
 
     def explain(self, text: str) -> Explanation:
         """Why ``text`` scores as it does: ``(word, contribution)`` pairs, see :class:`Explanation`.
@@ -100,12 +110,16 @@ class ConcretenessScorer(ABC):
         return self.explain_many([text])[0]
 
     def explain_many(self, texts: list[str]) -> list[Explanation]:
-        """Explanations of several captions, batched together."""
+        """Explanations of several captions, batched together (blank captions and web junk explained as the
+        NaN and 0.0 they score, without terms)."""
         texts = caption_list(texts)
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")
-        return occlusion_explanations(self, list(texts))
+        unread = [self.blank_or_junk_explanation(text, "occlusion") for text in texts]
+        read = [self.text_read(text) for text, done in zip(texts, unread, strict=True) if done is None]
+        explained = iter(occlusion_explanations(self, read))
+        return [done if done is not None else next(explained) for done in unread]
 
     def web_junk_mask(self, texts: list[str]) -> np.ndarray:
         """Which captions this scorer scores 0.0 as web junk (none for a scorer that does not zero it)."""
@@ -114,17 +128,21 @@ class ConcretenessScorer(ABC):
         return np.fromiter(map(is_web_junk, texts), dtype=bool, count=len(texts))
 
     def blank_or_junk_explanation(self, text: str, method: str) -> Explanation | None:
-        """The explanation of a caption the model does not read: NaN when blank, 0.0 when web junk (with no
-        terms); ``None`` for a caption the model reads."""
+        """The explanation of a caption the model does not read, shown as written: NaN when blank, 0.0 when web
+        junk (no terms; ``web_junk`` says what kind, ``method`` is ``"web junk"``); ``None`` for a caption the
+        model reads."""
         if has_content(text):
-            if not self.web_junk_mask([text])[0]:
+            kind = web_junk_kind(text) if self.zeroes_web_junk else None
+            if kind is None:
                 return None
             return Explanation(
-                [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id
-            )
+                [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id,
+                text=text, offsets=[], web_junk=kind,
+            )  # fmt: skip
         return Explanation(
-            [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id
-        )
+            [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id,
+            text=text, offsets=[],
+        )  # fmt: skip
 
     @abstractmethod
     def _score_valid(self, texts: list[str]) -> np.ndarray:

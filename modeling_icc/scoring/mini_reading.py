@@ -87,14 +87,16 @@ class MiniReading(ConcretenessScorer):
         float32 rounding of the decomposition (about 1e-6, with a bf16 encoder too: the heads average its
         token states in fp32). A word contributes through its share of the mean embedding and, for a
         content word, its contextual concreteness, so function words and punctuation carry terms too.
-        The words are those of the normalized caption (what the model reads, as in ``score``); a caption
-        longer than one window is explained over all its windows, each term weighted as its window's logit.
+        The words are those of the caption as the model reads it (wrappers taken off, normalized, as in
+        ``score``); a caption longer than one window is explained over all its windows, each term weighted as
+        its window's logit.
         """
         if not isinstance(text, str):
             raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
         unread = self.blank_or_junk_explanation(text, EXPLANATION_METHOD)
         if unread is not None:
             return unread
+        text = self.text_read(text)
         prepared = self._prepare(text)
         normalized = normalize_caption(text)
         surface = normalized if len(normalized) == len(prepared) else prepared
@@ -128,14 +130,17 @@ class MiniReading(ConcretenessScorer):
                 else:
                     words[word] = [offsets[piece][0], offsets[piece][1], contribution]
         logit = np.float32(weights @ logits.astype(np.float64))
+        spans = sorted(words.values())
         return Explanation(
-            [(surface[start:end], float(contribution)) for start, end, contribution in sorted(words.values())],
+            [(surface[start:end], float(contribution)) for start, end, contribution in spans],
             features=[],
             bias=float(bias),
             total=float(logit),
             score=float(self._probability(np.array([logit], dtype=np.float32))[0]),  # as score() computes it
             method=EXPLANATION_METHOD,
             model_id=self.model_id,
+            text=surface,
+            offsets=[(start, end) for start, end, _ in spans],
         )
 
     def _prepare(self, text: str) -> str:
