@@ -1,8 +1,8 @@
 """mini's shipped ONNX graph (issue 50): it scores bit for bit as the graph traced from torch, its stored scores
 hold without torch, and an edited graph, heads file or base weights file is refused, never run.
 
-``python tests/test_shipped_graph.py`` rewrites the stored scores (only when the heads or the graph change on
-purpose: ``training_scripts/build_mini_graph.py``).
+``python tests/test_shipped_graph.py`` rewrites the stored scores, only when the heads, the graph
+(``training_scripts/build_mini_graph.py``) or how captions are read change on purpose.
 """
 
 import hashlib
