@@ -25,6 +25,7 @@ from test_object_store import endpoint, s3  # noqa: F401 (the S3 server and a bu
 
 from modeling_icc.curation.engines import passes
 
+REPO_ROOT = Path(__file__).resolve().parents[1]
 ROWS = "".join(
     f'{{"caption": "a dog number {i} on a red sofa", "alt": "idea {i}", "clip": {i / 10}}}\n' for i in range(8)
 )
@@ -412,7 +413,8 @@ def test_an_output_that_is_the_input_is_written_to_another_file(tmp_path, capsys
 
 
 def test_minis_graph_cache_that_cannot_be_written_is_skipped_as_advised(tmp_path, monkeypatch, capsys):
-    """``set ICC_CACHE_DIR to a writable folder, or ICC_MINI_RUNTIME=torch``: the second, which builds nothing."""
+    """``set ICC_CACHE_DIR to a writable folder, or ICC_MINI_RUNTIME=torch``: the second, which builds nothing.
+    The cache holds the graphs of mini with other heads (a mini repository); the shipped mini needs none."""
     from modeling_icc.models.mini import onnx_graph
     from modeling_icc.scoring import hardware
 
@@ -420,8 +422,10 @@ def test_minis_graph_cache_that_cannot_be_written_is_skipped_as_advised(tmp_path
     monkeypatch.setenv(onnx_graph.CACHE_DIR_ENV, str(tmp_path / "file" / "icc"))
     monkeypatch.setattr(hardware, "cpu_has_native_bf16", lambda: False)
     monkeypatch.setattr(hardware, "gpu_may_be_present", lambda: False)
-    assert icc("score", "--model", "mini", "a dog") == 2
+    assert icc("score", "--model", "mini", "a dog") == 0
+    repository = str(REPO_ROOT / "hub_cards" / "icc-mini")
+    assert icc("score", "--model", repository, "a dog") == 2
     assert "or ICC_MINI_RUNTIME=torch to score on torch" in capsys.readouterr().err
     monkeypatch.setenv(onnx_graph.RUNTIME_ENV, "torch")
-    assert icc("score", "--model", "mini", "a dog") == 0
+    assert icc("score", "--model", repository, "a dog") == 0
     assert os.environ[onnx_graph.RUNTIME_ENV] == "torch"

@@ -62,8 +62,8 @@ class ShippedGraphs:
     the package's sha256 (``shipped_graph.py``): the scoring session at once, the explanation session on first
     use. The base tensors stay referenced here, as ONNX Runtime reads them in place."""
 
-    def __init__(self, base_path: Path | None = None) -> None:
-        verified = verified_graph(base_path)
+    def __init__(self, base_path: Path | None = None, heads_path: Path | None = None) -> None:
+        verified = verified_graph(base_path, heads_path=heads_path)
         self._arrays = verified.initializers
         self._weights = {name: onnxruntime.OrtValue.ortvalue_from_numpy(array) for name, array in self._arrays.items()}
         self._terms_graph = verified.terms
@@ -112,8 +112,9 @@ class MiniOnnxScorer(MiniReading):
         self._shipped: ShippedGraphs | None = None
         if heads_path is None and base_path is None:  # the shipped mini: the shipped graphs, no build, no torch
             base_path = base_model_path()
-            self._shipped = ShippedGraphs(base_path)
-            self._session, payload = self._shipped.scoring, read_heads_payload(shipped_heads_path())
+            heads = shipped_heads_path()
+            self._shipped = ShippedGraphs(base_path, heads)  # the heads read here are the ones the graph holds
+            self._session, payload = self._shipped.scoring, read_heads_payload(heads)
         else:
             base_path = base_path or base_model_path()
             graph, payload = mini_graph(heads_path or shipped_heads_path(), base_path)

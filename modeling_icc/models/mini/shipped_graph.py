@@ -79,9 +79,12 @@ def _checked_bytes(path: Path, expected: str, what: str, fix: str) -> bytes:
     return data
 
 
-def verified_graph(base_path: Path | None = None, folder: Path | None = None) -> VerifiedGraph:
+def verified_graph(
+    base_path: Path | None = None, folder: Path | None = None, heads_path: Path | None = None
+) -> VerifiedGraph:
     """The shipped graph and its base tensors, each file checked against the manifest (``folder``: where the
-    graph, manifest and heads are; default: the package's)."""
+    graph, manifest and heads are, default: the package's; ``heads_path``: the heads file the caller reads its
+    settings from, default: the one in ``folder``, checked too since the graph holds the shipped heads)."""
     from safetensors import SafetensorError
     from safetensors.numpy import load
 
@@ -89,7 +92,7 @@ def verified_graph(base_path: Path | None = None, folder: Path | None = None) ->
     manifest = read_manifest(folder)
     hashes = manifest["sha256"]
     ours = f"{REINSTALL} icc-concreteness"
-    heads = folder / shipped_heads_path().name
+    heads = heads_path or folder / shipped_heads_path().name
     _checked_bytes(heads, hashes["heads"], "mini's heads file", ours)
     graph = _checked_bytes(folder / GRAPH_FILE, hashes["graph"], "mini's ONNX graph", ours)
     terms = _checked_bytes(folder / TERMS_FILE, hashes["terms_graph"], "mini's ONNX explanation graph", ours)
