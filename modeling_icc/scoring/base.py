@@ -13,6 +13,7 @@ import numpy as np
 from ..utils.web_junk import is_web_junk
 from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
+from .languages import caption_language, not_read_reason, reads
 
 _NO_SCORES = np.empty(0, dtype=np.float32)
 #: A scorer's per-call settings, set on a copy that shares the model's weights: not part of a cached model's
@@ -22,19 +23,23 @@ BATCH_SETTINGS = ("batch_size", "max_batch_tokens", "progress", "tokenize_worker
 
 @dataclass(frozen=True)
 class _ReadPiece:
-    """One list of captions as a scorer reads it: ``texts`` to score (with content, distinct, not web junk), and
-    how their scores go back to every position (``mask`` of captions with content, ``inverse`` to the distinct
-    ones, ``junk`` among the distinct ones, which score 0.0)."""
+    """One list of captions as a scorer reads it: ``texts`` to score (with content, distinct, not web junk, in a
+    language the model reads), and how their scores go back to every position (``mask`` of captions with
+    content, ``inverse`` to the distinct ones, ``junk`` among the distinct ones, which score 0.0, ``unread``
+    among them, in a language the model does not read, which score NaN)."""
 
     texts: list[str]
     mask: np.ndarray
     inverse: np.ndarray
     junk: np.ndarray
+    unread: np.ndarray
 
     def scores(self, values: np.ndarray, raw: bool) -> np.ndarray:
-        """Every position's score from ``values`` (those of ``texts``): NaN for blanks, clipped unless ``raw``."""
+        """Every position's score from ``values`` (those of ``texts``): NaN for blanks and captions in a language
+        the model does not read, clipped unless ``raw``."""
         distinct = np.zeros(len(self.junk), dtype=np.float32)
-        distinct[~self.junk] = values
+        distinct[self.unread] = np.nan
+        distinct[~(self.junk | self.unread)] = values
         scores = distinct[self.inverse]
         return scatter(scores if raw else np.clip(scores, 0.0, 1.0), self.mask)
 
@@ -49,12 +54,16 @@ class ConcretenessScorer(ABC):
     and share one score. ICC's own scorers (``zeroes_web_junk``) score web junk 0.0 without reading it: alt-text
     that is only a file name, a URL, markup, a missing-value marker, punctuation or a code
     (:func:`~modeling_icc.utils.web_junk.is_web_junk`); the peer baselines of ``icc bench`` score it as they read it.
+    A caption in a language the model does not read (:attr:`languages`, :mod:`~.languages`) scores NaN.
     """
 
     #: Identifier recorded next to scores (Hub id, local path or "lite").
     model_id: str = "unknown"
     #: Whether web junk scores 0.0 (ICC's scorers) or goes to the model like any caption (the baselines).
     zeroes_web_junk: bool = False
+    #: The languages (ISO 639 codes) the model was shown to read: a caption named in another scores NaN
+    #: (:mod:`.languages`; undetermined captions are read). ``None``: any text (the peer baselines).
+    languages: frozenset[str] | None = None
 
     def score(self, texts: Iterable[object], *, errors: ErrorMode = "raise", raw: bool = False) -> np.ndarray:
         """Concreteness of each caption, in input order.
@@ -85,11 +94,20 @@ class ConcretenessScorer(ABC):
             yield read.popleft().scores(values, raw)
 
     def _read_piece(self, texts: Iterable[object], errors: ErrorMode) -> _ReadPiece:
-        """The captions the model reads of ``texts``: with content, distinct, not web junk."""
+        """The captions the model reads of ``texts``: with content, distinct, not web junk, in its languages."""
         valid, mask = prepare_texts(texts, errors=errors)
         distinct, inverse = deduplicate(valid)
         junk = self.web_junk_mask(distinct)
-        return _ReadPiece([text for text, skip in zip(distinct, junk, strict=True) if not skip], mask, inverse, junk)
+        unread = self.unread_mask(distinct) & ~junk
+        skip = junk | unread
+        texts = [text for text, skipped in zip(distinct, skip.tolist(), strict=True) if not skipped]
+        return _ReadPiece(texts, mask, inverse, junk, unread)
+
+    def unread_mask(self, texts: list[str]) -> np.ndarray:
+        """Which captions are in a language this model does not read (none for a model of any language)."""
+        if self.languages is None:
+            return np.zeros(len(texts), dtype=bool)
+        return np.fromiter((not reads(caption_language(text), self.languages) for text in texts), bool, len(texts))
 
     def explain(self, text: str) -> Explanation:
         """Why ``text`` scores as it does: ``(word, contribution)`` pairs, see :class:`Explanation`.
@@ -105,7 +123,9 @@ class ConcretenessScorer(ABC):
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")
-        return occlusion_explanations(self, list(texts))
+        unread = [self.blank_or_junk_explanation(text, "occlusion") for text in texts]
+        read = iter(occlusion_explanations(self, [text for text, done in zip(texts, unread) if done is None]))
+        return [next(read).in_language(caption_language(text)) if done is None else done for text, done in zip(texts, unread)]
 
     def web_junk_mask(self, texts: list[str]) -> np.ndarray:
         """Which captions this scorer scores 0.0 as web junk (none for a scorer that does not zero it)."""
@@ -114,14 +134,21 @@ class ConcretenessScorer(ABC):
         return np.fromiter(map(is_web_junk, texts), dtype=bool, count=len(texts))
 
     def blank_or_junk_explanation(self, text: str, method: str) -> Explanation | None:
-        """The explanation of a caption the model does not read: NaN when blank, 0.0 when web junk (with no
-        terms); ``None`` for a caption the model reads."""
+        """The explanation of a caption the model does not read: NaN when blank or in a language the model does
+        not read (the reason as its method), 0.0 when web junk (with no terms); ``None`` for a caption the model
+        reads."""
         if has_content(text):
-            if not self.web_junk_mask([text])[0]:
+            language = caption_language(text)
+            if self.web_junk_mask([text])[0]:
+                return Explanation(
+                    [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id
+                ).in_language(language)
+            if self.languages is None or reads(language, self.languages):
                 return None
+            method = not_read_reason(language, self.model_id, self.languages)
             return Explanation(
-                [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id
-            )
+                [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id
+            ).in_language(language)
         return Explanation(
             [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id
         )

@@ -24,7 +24,9 @@ class Explanation(list):
       ``sum(word terms) + sum(feature terms) + bias == total`` and
       ``score == sigmoid(total)``; student: the raw score of the whole caption,
       with word terms measured by occlusion, which need not add up);
-    - ``score``: the caption's score in [0, 1]; ``method``: how terms were computed.
+    - ``score``: the caption's score in [0, 1]; ``method``: how terms were computed;
+    - ``language``: the caption's language code (``und``: undetermined, see :mod:`.languages`), or ``None``
+      for a blank caption.
     """
 
     def __init__(
@@ -45,6 +47,12 @@ class Explanation(list):
         self.score = score
         self.method = method
         self.model_id = model_id
+        self.language: str | None = None
+
+    def in_language(self, language: str | None) -> Explanation:
+        """This explanation with the caption's ``language`` named (returned, so it chains)."""
+        self.language = language
+        return self
 
     def reasons(self, k: int = 3) -> list[tuple[str, float]]:
         """The ``k`` largest terms (words and features) by absolute contribution."""
@@ -54,6 +62,7 @@ class Explanation(list):
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model_id,
+            "language": self.language,
             "method": self.method,
             "score": self.score,
             "total": self.total,

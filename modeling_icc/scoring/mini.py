@@ -25,6 +25,7 @@ from ..utils.windows import split_windows, window_piece_starts, window_weights
 from .chunks import Tokenize
 from .devices import resolve_device, resolve_dtype
 from .explanation import Explanation
+from .languages import caption_language
 from .mini_reading import TOKENIZER_FILE, MiniReading, default_batch_limits
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
 
@@ -222,4 +223,4 @@ class MiniScorer(MiniReading):
             score=float(probability(torch.tensor(logit))),  # as score() computes it
             method=EXPLANATION_METHOD,
             model_id=self.model_id,
-        )
+        ).in_language(caption_language(text))

@@ -16,6 +16,7 @@ import numpy as np
 from ..models.mini.files import prepare_text
 from ..utils.windows import boundary_prefix, pieces_read, split_windows, window_weights
 from .base import ConcretenessScorer
+from .languages import ENGLISH_ONLY
 from .chunks import Tokenize
 from .explanation import Explanation
 from .inputs import caption_list
@@ -50,6 +51,7 @@ class MiniReading(ConcretenessScorer):
 
     model_id = "mini"
     zeroes_web_junk = True
+    languages = ENGLISH_ONLY
 
     def _set_reading(self, config: dict, tokenizer_json: str) -> None:
         """The window, lower-casing and tokenizer of ``config`` (a heads file's) and ``tokenizer_json``."""
