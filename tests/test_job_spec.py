@@ -24,7 +24,7 @@ OPTIONS = {
     ScoringOptions: {"model", "fallback", "device", "dtype", "batch_size", "compile", "tokenize_workers"},
     FilterOptions: {
         *("threshold", "top_fraction", "top_k", "column", "score_column", "level", "aggregate", "node_columns"),
-        *("clip", "clip_column"),
+        *("clip", "clip_column", "other_languages"),
     },
     JobSpec: {
         *("inputs", "texts", "output", "output_dir", "input_format", "output_format", "keep", "scoring"),

@@ -124,8 +124,13 @@ class ConcretenessScorer(ABC):
             if not isinstance(text, str):
                 raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")
         unread = [self.blank_or_junk_explanation(text, "occlusion") for text in texts]
-        read = iter(occlusion_explanations(self, [text for text, done in zip(texts, unread) if done is None]))
-        return [next(read).in_language(caption_language(text)) if done is None else done for text, done in zip(texts, unread)]
+        read = iter(
+            occlusion_explanations(self, [text for text, done in zip(texts, unread, strict=True) if done is None])
+        )
+        return [
+            next(read).in_language(caption_language(text)) if done is None else done
+            for text, done in zip(texts, unread, strict=True)
+        ]
 
     def web_junk_mask(self, texts: list[str]) -> np.ndarray:
         """Which captions this scorer scores 0.0 as web junk (none for a scorer that does not zero it)."""

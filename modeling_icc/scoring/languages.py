@@ -116,4 +116,4 @@ def reads(language: str, languages: frozenset[str] | None) -> bool:
 
 def not_read_reason(language: str, model_id: str, languages: frozenset[str]) -> str:
     """The one-line reason a caption has no score."""
-    return f"language {language!r} is not read by {model_id}, which reads {', '.join(sorted(languages))}: NaN"
+    return f"not read: {model_id} reads {', '.join(sorted(languages))}, not {language!r}"

@@ -16,10 +16,10 @@ import numpy as np
 from ..models.mini.files import prepare_text
 from ..utils.windows import boundary_prefix, pieces_read, split_windows, window_weights
 from .base import ConcretenessScorer
-from .languages import ENGLISH_ONLY
 from .chunks import Tokenize
 from .explanation import Explanation
 from .inputs import caption_list
+from .languages import ENGLISH_ONLY
 from .progress import current_report, reporting_to
 from .tokenize_workers import TokenizerSpec, built_tokenizer
 
