@@ -39,7 +39,8 @@ def test_web_junk_scores_zero_and_captions_are_read(model):
     scorer = load_scorer(model)
     junk = scorer.score(JUNK)
     assert junk.tolist() == [0.0] * len(JUNK), [text for text, score in zip(JUNK, junk, strict=True) if score]
-    assert (scorer.score(NOT_JUNK) > 0.0).all()
+    scores = scorer.score(NOT_JUNK)  # Chinese and Russian are not junk, but not read by an English model: NaN
+    assert (scores[[6, 7]] != 0.0).all() and (np.delete(scores, [6, 7]) > 0.0).all()
     assert np.isnan(scorer.score(["", "\u200b"])).all()  # blank stays NaN: it has no text at all
 
 

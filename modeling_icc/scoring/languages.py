@@ -19,6 +19,7 @@ import functools
 import importlib.util
 import re
 import threading
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,6 +171,8 @@ POLICY = LanguagePolicy()
 def caption_language(text: str) -> str:
     """The ISO 639 code of ``text``'s language, or :data:`UNDETERMINED` where the identifier is not sure
     (:data:`POLICY`): text without letters (``747``) and one-word Latin-script captions (``Paris``) among them."""
+    if not text.isascii():  # as the models read it (normalize_caption): full-width letters are Latin letters
+        text = unicodedata.normalize("NFKC", text)
     return POLICY.language(observe(text, POLICY.min_words))
 
 
