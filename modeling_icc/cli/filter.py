@@ -23,7 +23,8 @@ from .common import (
 
 DESCRIPTION = (
     "Score a caption file (or many shards) and keep rows by one rule. NaN rows (blank or "
-    "non-text captions) are always dropped. Ties in top-k/top-fraction are broken by input order; "
+    "non-text captions) are always dropped; those in a language the model does not read as --other-languages "
+    "says (dropped by default). Ties in top-k/top-fraction are broken by input order; "
     "over shards, top-k/top-fraction rank all shards together."
 )
 EXAMPLES = """examples:
