@@ -23,7 +23,7 @@ from result_file import write_result
 
 from modeling_icc import load_scorer
 from modeling_icc.scoring.base import ConcretenessScorer
-from modeling_icc.scoring.languages import caption_language, caption_languages
+from modeling_icc.scoring.languages import caption_languages, forget_languages
 from modeling_icc.utils.provenance import synthetic_captions
 from modeling_icc.utils.shipped_data import laion_sample_texts
 
@@ -32,7 +32,7 @@ GOALS = {"lite": 0.10, "mini": 0.03}
 
 
 def timed(run: Callable[[], object], clock: Callable[[], float]) -> float:
-    caption_language.cache_clear()
+    forget_languages()
     start = clock()
     run()
     return clock() - start

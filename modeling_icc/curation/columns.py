@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..scoring.base import ConcretenessScorer
-from ..scoring.languages import caption_languages
+from ..scoring.languages import caption_languages, forget_languages
 from ..utils.errors import UserInputError
 
 AGGREGATES = ("min", "mean", "max")
@@ -199,6 +199,7 @@ def scored_columns(
     columns = score_columns(raw, output_column, raw_column=raw_column, aggregates=aggregates)
     columns[model_column(output_column)] = [scorer.model_id] * len(items)
     columns[language_column(output_column)] = languages_of(items, nested)
+    forget_languages()  # named: the batch's captions need not stay in memory
     return columns
 
 

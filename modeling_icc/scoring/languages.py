@@ -36,9 +36,11 @@ ENGLISH = "en"
 MIN_LATIN_SHARE = 0.5
 #: The identifier's best languages looked at: enough to see whether English is a close second.
 TOP_LANGUAGES = 5
-#: Distinct captions whose language is remembered, so a job names each caption once although both the
-#: scorer (which ones to read) and the writer (the language column) ask.
-CACHE_SIZE = 1 << 17
+#: Distinct captions whose language is remembered, so a file job names each caption once although both the scorer
+#: (which ones to read) and the writer (the ``icc_language`` column) ask: at least one table chunk's worth (32,768
+#: rows, ``curation/io/tables.py``), at most twice that. The writers forget them once a piece is named, so memory
+#: does not grow with the input; a scorer that reads ahead (on a GPU) makes the writer name those captions again.
+CACHE_SIZE = 1 << 15
 #: What ICC's models read: English, shown by ``icc bench`` (``benchmarks/quality/quality_dev.json``); mini and
 #: lite do not rank German, French, Spanish, Chinese, Russian or Japanese well enough to be read
 #: (``benchmarks/languages/results/mini_lite_languages.json``, docs/languages.md).
@@ -167,8 +169,47 @@ class LanguagePolicy:
 POLICY = LanguagePolicy()
 
 
-@functools.lru_cache(maxsize=CACHE_SIZE)
+class _Recent:
+    """The languages of the last :data:`CACHE_SIZE` (to twice that) captions named, in two generations: when one is
+    full it becomes the older and a new one starts. Why not ``lru_cache``: its dictionary, churned by evictions,
+    grows with the input before it is rebuilt; these are only filled and dropped."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.current: dict[str, str] = {}
+        self.older: dict[str, str] = {}
+
+    def get(self, text: str) -> str | None:
+        found = self.current.get(text)
+        return self.older.get(text) if found is None else found
+
+    def put(self, text: str, language: str) -> None:
+        if len(self.current) >= self.size:
+            self.older, self.current = self.current, {}
+        self.current[text] = language
+
+    def clear(self) -> None:
+        self.current, self.older = {}, {}
+
+
+_RECENT = _Recent(CACHE_SIZE)
+
+
+def forget_languages() -> None:
+    """Drop the remembered languages (a job's end; a benchmark that times naming afresh)."""
+    _RECENT.clear()
+
+
 def caption_language(text: str) -> str:
+    """:func:`name_language`, remembered for the last captions named (see :data:`CACHE_SIZE`)."""
+    language = _RECENT.get(text)
+    if language is None:
+        language = name_language(text)
+        _RECENT.put(text, language)
+    return language
+
+
+def name_language(text: str) -> str:
     """The ISO 639 code of ``text``'s language, or :data:`UNDETERMINED` where the identifier is not sure
     (:data:`POLICY`): text without letters (``747``) and one-word Latin-script captions (``Paris``) among them."""
     if not text.isascii():  # as the models read it (normalize_caption): full-width letters are Latin letters

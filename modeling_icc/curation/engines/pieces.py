@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...scoring.base import ConcretenessScorer
-from ...scoring.languages import caption_languages
+from ...scoring.languages import caption_languages, forget_languages
 from ...scoring.progress import reporting_to
 from ...utils.errors import UserInputError
 from ..columns import (
@@ -134,6 +134,7 @@ def finish(
     Each caption's language is named (:func:`~modeling_icc.scoring.languages.caption_languages`: the scorer
     named each one already, so this reads its cache) beside its score."""
     languages = caption_languages(flat_captions(table.captions, plan.nested))
+    forget_languages()  # named: this piece's captions need not stay in memory (see CACHE_SIZE)
     view = _view(plan, table, raw)
     if plan.level == "node":
         names = (plan.column, *plan.node_columns)
