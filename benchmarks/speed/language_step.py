@@ -5,7 +5,10 @@ in another language declined) and with the language step off (``languages = None
 before). The language cache is emptied before every run, so each run names every caption afresh; a file job
 then names them once more for its ``icc_language`` column, from that cache (timed apart as ``column``).
 lite is timed in CPU seconds of this process (one core, as its throughput figure); mini in wall seconds (its
-runtime uses every core). The cost is ``(with + column - without) / without``, from the medians.
+runtime uses every core). The cost is ``(with + column - without) / without``, from the medians. On a machine
+shared with other jobs mini's wall times are noisy; the step itself runs on one thread, before and after
+mini's batches, so its cost to mini is also given as the step's CPU seconds a caption (measured with lite, on
+the same captions) times mini's captions a second (``mini.POOL.cost_share_from_step_cpu_time``).
 
     python benchmarks/speed/language_step.py --n 20000 --repeats 7 --mini-n 2000
 """
@@ -77,6 +80,16 @@ def main() -> None:
         }
         for pool in pools:
             print(f"{model} on {pool}: the language step costs {results[model][pool]['cost_share']:.1%}")
+    for pool in pools:
+        lite, mini = results["lite"][pool], results["mini"][pool]
+        medians = lite["median_s"]
+        step = (medians["with"] + medians["column"] - medians["without"]) / lite["captions"]
+        mini["step_cpu_seconds_per_caption"] = step
+        mini["cost_share_from_step_cpu_time"] = step * mini["captions_per_s_without"]
+        print(
+            f"mini on {pool}: {step * 1e6:.1f} us a caption x {mini['captions_per_s_without']:,.0f}/s = "
+            f"{mini['cost_share_from_step_cpu_time']:.1%}"
+        )
     write_result(
         "language_step",
         args.out,

@@ -117,6 +117,8 @@ class Observation:
 def observe(text: str, min_words: int | None = None) -> Observation:
     """:class:`Observation` of ``text``. With ``min_words`` the identifier is not run where its answer is not
     needed: Latin-script text of fewer words, or holding one of :data:`ENGLISH_WORDS`."""
+    if not text.isascii():  # as the models read it (normalize_caption): full-width letters are Latin letters
+        text = unicodedata.normalize("NFKC", text)
     latin, words = _latin_share(text) >= MIN_LATIN_SHARE, _word_count(text)
     english_word = latin and not ENGLISH_WORDS.isdisjoint(text.lower().split())
     needed = min_words is None or not latin or (words >= min_words and not english_word)
@@ -212,8 +214,6 @@ def caption_language(text: str) -> str:
 def name_language(text: str) -> str:
     """The ISO 639 code of ``text``'s language, or :data:`UNDETERMINED` where the identifier is not sure
     (:data:`POLICY`): text without letters (``747``) and one-word Latin-script captions (``Paris``) among them."""
-    if not text.isascii():  # as the models read it (normalize_caption): full-width letters are Latin letters
-        text = unicodedata.normalize("NFKC", text)
     return POLICY.language(observe(text, POLICY.min_words))
 
 
