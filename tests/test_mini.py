@@ -167,7 +167,11 @@ def test_the_fast_path_gives_the_transformers_model_scores():
     fast.languages = None  # every caption read, as by the transformers model (a few dev captions are not English)
     model = MiniICCModel.from_base_and_heads().eval()
     batch = fast.tokenizer(
-        [prepare_text(text) for text in texts], padding=True, truncation=True, max_length=128, return_tensors="pt"
+        [prepare_text(fast.text_read(text)) for text in texts],  # as the scorer reads them: wrappers off
+        padding=True,
+        truncation=True,
+        max_length=128,
+        return_tensors="pt",
     )
     with torch.inference_mode():
         expected = model(batch["input_ids"], batch["attention_mask"]).scores.numpy()

@@ -11,8 +11,10 @@ import modeling_icc.scoring.runner as runner
 from modeling_icc import MiniScorer, filter_by_icc
 from modeling_icc.cli.main import main
 from modeling_icc.curation.selection import KeepRule, keep_mask
-from modeling_icc.scoring.batching import pad_rows, padded_width, plan_batches
-from modeling_icc.scoring.runner import run_batches
+from modeling_icc.scoring.batching import fill_rows, pad_rows, padded_width, plan_batches, shape_bound
+from modeling_icc.scoring.chunks import CHUNK_SIZE
+from modeling_icc.scoring.neural import default_batch_limits
+from modeling_icc.scoring.runner import pad_multiple, run_batches
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import dev_split
 
@@ -100,6 +102,40 @@ def test_batches_respect_the_token_budget_and_cover_every_row():
 
 def test_a_row_longer_than_the_budget_gets_its_own_batch():
     assert [(b.start, b.stop) for b in plan_batches(np.array([4, 900]), 8, 64)] == [(0, 1), (1, 2)]
+
+
+def test_what_is_left_of_a_width_comes_in_powers_of_two():
+    lengths = np.array([5] * 23 + [7] * 3)  # width 5: full batches of 8 rows (40 tokens), then 4 + 2 + 1
+    assert [(b.start, b.stop) for b in plan_batches(lengths, 64, 40, 1)] == [
+        (0, 8), (8, 16), (16, 20), (20, 22), (22, 23), (23, 25), (25, 26)
+    ]  # fmt: skip
+
+
+def _job_shapes(lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int, gpu: bool) -> set:
+    """The ``(rows, width)`` shapes a job over ``lengths`` runs, chunk by chunk as the scorers cut it."""
+    shapes = set()
+    for start in range(0, len(lengths), CHUNK_SIZE):
+        chunk = np.sort(lengths[start : start + CHUNK_SIZE])
+        for batch in plan_batches(chunk, max_rows, max_tokens, multiple):
+            width = padded_width(int(chunk[batch.stop - 1]), multiple)
+            rows = np.arange(batch.start, batch.stop)
+            shapes.add((len(fill_rows(rows, width, max_rows, max_tokens) if gpu else rows), width))
+    return shapes
+
+
+@pytest.mark.parametrize(("device", "max_length"), [("cpu", 128), ("cpu", 512), ("cuda", 128), ("cuda", 512)], ids=str)
+def test_a_million_caption_job_meets_a_bounded_set_of_shapes(device, max_length):
+    """Whatever a job's size, the shapes it meets are bounded (issue 49): on a CPU by the full and power-of-two row
+    counts per width, on a GPU by one shape per width."""
+    rng = np.random.default_rng(0)
+    lengths = np.minimum(rng.geometric(1 / 14, size=1_000_000) + 2, max_length)  # captions: ~15 tokens, long tail
+    max_rows, max_tokens = default_batch_limits(torch.device(device))
+    multiple = pad_multiple(torch.device(device))
+    shapes = _job_shapes(lengths, max_rows, max_tokens, multiple, gpu=device == "cuda")
+    widths = {width for _, width in shapes}
+    assert len(shapes) <= shape_bound(max_length, max_rows, multiple)
+    if device == "cuda":
+        assert len(shapes) == len(widths) <= -(-max_length // multiple)
 
 
 def test_pad_rows_right_pads_to_a_multiple_of_eight():

@@ -42,7 +42,7 @@ class DiesAfter:
         return self.teacher.score(captions, row_ids, seed)
 
 
-def test_interrupted_run_resumes_to_the_uninterrupted_result(teacher, captions, tmp_path):
+def test_interrupted_run_resumes_to_the_uninterrupted_result(teacher, captions, tmp_path, capsys):
     options = dict(seed=0, shard_size=5, batch_size=2)
     score_to_shards(teacher, captions, tmp_path / "clean", **options)
     with pytest.raises(Killed):
@@ -52,7 +52,9 @@ def test_interrupted_run_resumes_to_the_uninterrupted_result(teacher, captions, 
     assert not list((tmp_path / "resumed").glob(".*tmp"))
     with pytest.raises(UserInputError, match="unfinished"):
         read_shards(tmp_path / "resumed")
+    capsys.readouterr()
     score_to_shards(teacher, captions, tmp_path / "resumed", **options)
+    assert "sba teacher, resumed: 2 of 5 shards done before, 3 this run" in capsys.readouterr().err
     clean, resumed = read_shards(tmp_path / "clean"), read_shards(tmp_path / "resumed")
     assert resumed.num_rows == len(captions) == len(set(resumed.column("id").to_pylist()))
     assert resumed.column("id").to_pylist() == captions.ids

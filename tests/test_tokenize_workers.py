@@ -141,20 +141,27 @@ def test_the_worker_module_imports_no_torch():
     assert result.stdout.strip() == "False"
 
 
-def greedy_batches(lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int) -> list[tuple[int, int]]:
-    """The batching rule one row at a time: within the budgets, and one padded width per batch."""
+def row_by_row_batches(lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int) -> list[tuple[int, int]]:
+    """The batching rule one row at a time: rows of one padded width fill batches within the budgets; what is left
+    of a width is cut into powers of two, largest first."""
     out, start = [], 0
     while start < len(lengths):
-        end = start + 1
         width = padded_width(int(lengths[start]), multiple)
-        while end < len(lengths) and end - start < max_rows:
-            if (end - start + 1) * padded_width(int(lengths[end]), multiple) > max_tokens:
-                break
-            if padded_width(int(lengths[end]), multiple) != width:
-                break
+        end = start
+        while end < len(lengths) and padded_width(int(lengths[end]), multiple) == width:
             end += 1
-        out.append((start, end))
-        start = end
+        full = 1
+        while full < max_rows and (full + 1) * width <= max_tokens:
+            full += 1
+        while end - start >= full:
+            out.append((start, start + full))
+            start += full
+        size = full
+        while start < end:
+            while size > end - start or size & (size - 1):
+                size -= 1
+            out.append((start, start + size))
+            start += size
     return out
 
 
@@ -164,7 +171,7 @@ def test_vectorized_batch_plan_equals_the_row_by_row_rule(seed):
     lengths = np.sort(rng.integers(1, 300, size=int(rng.integers(1, 2000))))
     max_rows, max_tokens, multiple = int(rng.integers(1, 600)), int(rng.integers(8, 9000)), int(rng.choice([1, 8]))
     planned = [(b.start, b.stop) for b in plan_batches(lengths, max_rows, max_tokens, multiple)]
-    assert planned == greedy_batches(lengths, max_rows, max_tokens, multiple)
+    assert planned == row_by_row_batches(lengths, max_rows, max_tokens, multiple)
 
 
 def test_padding_packed_ids_equals_padding_lists():

@@ -6,16 +6,19 @@ time budget is spent, the JSON rewritten after each so a cut-off run keeps what 
 - ``tokenizer``: the tokenizer alone on every caption: the ``transformers`` call, the Rust
   ``encode_batch_fast`` into packed arrays, and the worker pool (every usable core);
 - ``score``: ``load_scorer(folder, device=...).score(captions)`` end to end, defaults (key
-  ``end_to_end_captions_per_s``, goal 150,000/s); a job's pieces of 16,384 captions as one ``score`` call
+  ``end_to_end_captions_per_s``, goal 150,000/s: the second pass; the first, which meets every batch shape for
+  the first time, apart), and the distinct batch shapes the model ran; a job's pieces of 16,384 captions as one ``score`` call
   each and as one ``score_stream``; what ``score`` does before the model (checks, repeats, web junk) per
   caption; and with the tokenizer in the scoring process;
+- ``invariance``: bit for bit on the device, the student's and mini's scores of 10,000 captions alone, in
+  reverse order, mixed into as many other captions, and (the first 100) one at a time (issue 49);
 - ``forward``: the model alone on pre-tokenized, length-sorted batches already on the device (the ceiling):
   first pass (every batch shape new) and second, and the same with rows padded to a multiple of 64;
 - ``cli``: ``icc score --input N.txt --output out.parquet --device ...`` in a fresh process (goal 100,000/s);
   ``--compare-with DIR`` runs another checkout's ``modeling_icc`` too, alternating (before and after in one
   run), ``--profile-cli`` one more run under cProfile (its top entries go into the JSON);
 - ``naive``: the published README's loop (fp32, batch 256, input order) on up to 100,000 captions;
-- ``mini``: ``MiniScorer`` end to end;
+- ``mini``: ``MiniScorer`` end to end, first and second pass, and its distinct batch shapes;
 - ``teachers``: per stage, the paper's shapes with random weights: SBA (CLIP ViT-L/14 text + Llama-2-7B,
   5 beams), the SD2 UNet per image and step with classifier-free guidance, the VAE decode per image,
   BLIP-2 OPT-2.7B (5 beams), BERTScore (RoBERTa-large L17) on non-empty candidates;
@@ -80,6 +83,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SECTIONS = (
     "tokenizer",
     "score",
+    "invariance",
     "forward",
     "cli",
     "naive",
@@ -93,6 +97,7 @@ SECTIONS = (
 #: What the summary takes from each section's result: ``{summary key: result key}``.
 SUMMARY_FIELDS = {
     "score": {"end_to_end_captions_per_s": "end_to_end_captions_per_s"},
+    "invariance": {"scores_batch_invariant": "identical"},
     "cli": {"cli_rows_per_s": "cli_rows_per_s"},
     "teachers": {"teachers": "estimate"},
     "score_compiled": {"end_to_end_compiled_captions_per_s": "end_to_end_captions_per_s"},
@@ -104,6 +109,8 @@ TOKENIZER_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "sp
 TEACHER_BATCH = {"sba": 64, "unet": 8, "vae": 8, "captioner": 32, "bertscore": 64}
 #: Rows of the forward section's padded batches (a test of the cost per batch shape).
 ROW_BUCKET = 64
+#: Captions whose scores the invariance section compares across calls (issue 49: 10,000).
+INVARIANCE_CAPTIONS = 10_000
 
 
 class Run:
@@ -257,7 +264,7 @@ def save_student(directory: Path, tokenizer: Any, tiny: bool) -> Path:
 
 def length_sorted_batches(scorer: Any, captions: list[str], device: str) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """Every caption tokenized, sorted by length, cut and padded as the scorer does, already on ``device``."""
-    from modeling_icc.scoring.batching import pad_packed, plan_batches
+    from modeling_icc.scoring.batching import fill_rows, pad_packed, padded_width, plan_batches
 
     packed = encode_packed(scorer.token_spec().build(), captions)
     order = np.argsort(packed.lengths, kind="stable")
@@ -265,6 +272,9 @@ def length_sorted_batches(scorer: Any, captions: list[str], device: str) -> list
     batches = []
     for batch in plan_batches(packed.lengths[order], scorer.batch_size, scorer.max_batch_tokens, scorer.pad_multiple):
         rows = order[batch]
+        if torch.device(device).type == "cuda":  # as the runner does: one shape per width
+            width = padded_width(int(packed.lengths[rows].max()), scorer.pad_multiple)
+            rows = fill_rows(rows, width, scorer.batch_size, scorer.max_batch_tokens)
         ids, mask = pad_packed(packed.ids, packed.starts, packed.lengths, rows, pad_id, scorer.pad_multiple)
         batches.append((torch.from_numpy(ids).to(device), torch.from_numpy(mask).to(device)))
     return batches
@@ -301,12 +311,14 @@ def score_section(result: dict, model_dir: Path, captions: list[str], device: st
     from modeling_icc import load_scorer
 
     scorer = load_scorer(str(model_dir), device=device, compile=compile, progress=False)
-    start = time.perf_counter()
-    scorer.score(captions[: min(len(captions), 50_000)])  # warm-up (and, compiled, the compile)
-    result["warmup_s"] = time.perf_counter() - start
+    shapes = count_shapes(scorer)
+    first = seconds(lambda: scorer.score(captions), device)  # every batch shape met for the first time
+    result["distinct_batch_shapes"] = len(shapes)
     elapsed = seconds(lambda: scorer.score(captions), device)
     result.update(
+        first_pass_captions_per_s=len(captions) / first,
         end_to_end_captions_per_s=len(captions) / elapsed,
+        distinct_batch_shapes_after_second_pass=len(shapes),
         dtype=str(next(scorer.model.parameters()).dtype).removeprefix("torch."),
         tokenize_workers=scorer.tokenize_workers,
         batch_rows=scorer.batch_size,
@@ -328,6 +340,54 @@ def score_section(result: dict, model_dir: Path, captions: list[str], device: st
         part = captions[: min(len(captions), 200_000)]
         scorer.tokenize_workers = 0
         result["tokenizer_in_scoring_process_captions_per_s"] = len(part) / seconds(lambda: scorer.score(part), device)
+
+
+def count_shapes(scorer: Any) -> set[tuple[int, ...]]:
+    """The set that collects the ``input_ids`` shapes ``scorer``'s model runs from now on (its forward wrapped)."""
+    shapes: set[tuple[int, ...]] = set()
+    make_forward = scorer._forward
+
+    def counting_forward(*args: Any) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
+        forward = make_forward(*args)
+
+        def run(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+            shapes.add(tuple(input_ids.shape))
+            return forward(input_ids, attention_mask)
+
+        return run
+
+    scorer._forward = counting_forward
+    return shapes
+
+
+def invariance_section(result: dict, model_dir: Path, tokenizer: Any, captions: list[str], device: str, tiny: bool):
+    """Issue 49's check, bit for bit on the device: the same captions scored alone, in reverse order, and mixed
+    into other captions (interleaved with as many again), by the student and by mini."""
+    from modeling_icc import load_scorer
+
+    n = min(INVARIANCE_CAPTIONS, len(captions) // 2)
+    probe, others = captions[:n], captions[n : 2 * n]
+    mixed = [caption for pair in zip(others, probe, strict=True) for caption in pair]
+    for name, scorer in (
+        ("student", load_scorer(str(model_dir), device=device, progress=False)),
+        ("mini", random_mini(tokenizer, device, tiny)),
+    ):
+        alone = scorer.score(probe)
+        variants = {
+            "reversed": scorer.score(probe[::-1])[::-1],
+            "mixed_into_others": scorer.score(mixed)[1::2],
+            "one_at_a_time_first_100": np.concatenate([scorer.score([caption]) for caption in probe[:100]]),
+        }
+        result[name] = {
+            variant: {
+                "identical": bool(np.array_equal(alone[: len(scores)], scores)),
+                "differing": int(np.sum(alone[: len(scores)] != scores)),
+                "max_abs_diff": float(np.max(np.abs(alone[: len(scores)] - scores))),
+            }
+            for variant, scores in variants.items()
+        }
+    result["captions"] = n
+    result["identical"] = all(row["identical"] for name in ("student", "mini") for row in result[name].values())
 
 
 def forward_section(result: dict, model_dir: Path, captions: list[str], device: str, compile: bool) -> None:
@@ -445,7 +505,8 @@ def naive_section(result: dict, model_dir: Path, tokenizer: Any, captions: list[
     result["n"] = len(part)
 
 
-def mini_section(result: dict, tokenizer: Any, captions: list[str], device: str, tiny: bool) -> None:
+def random_mini(tokenizer: Any, device: str, tiny: bool) -> Any:
+    """``MiniScorer`` with random weights of all-MiniLM-L6-v2's shape (``tiny``: a 32-wide encoder)."""
     from transformers import BertConfig
 
     from modeling_icc.models.mini.configuration_mini import MiniICCConfig
@@ -456,11 +517,17 @@ def mini_section(result: dict, tokenizer: Any, captions: list[str], device: str,
     if tiny:  # the same code path, a 32-wide encoder
         encoder.update(hidden_size=32, intermediate_size=64, num_attention_heads=2)
     torch.manual_seed(0)
-    model = MiniICCModel(MiniICCConfig(encoder=encoder))
-    scorer = MiniScorer(model, tokenizer, device=device, progress=False)
-    scorer.score(captions[: min(len(captions), 50_000)])
+    return MiniScorer(MiniICCModel(MiniICCConfig(encoder=encoder)), tokenizer, device=device, progress=False)
+
+
+def mini_section(result: dict, tokenizer: Any, captions: list[str], device: str, tiny: bool) -> None:
+    scorer = random_mini(tokenizer, device, tiny)
+    shapes = count_shapes(scorer)
+    first = seconds(lambda: scorer.score(captions), device)
     result.update(
+        first_pass_captions_per_s=len(captions) / first,
         captions_per_s=len(captions) / seconds(lambda: scorer.score(captions), device),
+        distinct_batch_shapes=len(shapes),
         weights="random, 32 wide (--tiny)"
         if tiny
         else "random, all-MiniLM-L6-v2's shape from its config (the real weights cannot travel; same FLOPs)",
@@ -758,6 +825,7 @@ def main() -> None:
         measures: dict[str, Callable[[dict[str, Any]], None]] = {
             "tokenizer": lambda result: tokenizer_section(result, tokenizer, captions),
             "score": lambda result: score_section(result, model_dir, captions, device, compile=False),
+            "invariance": lambda result: invariance_section(result, model_dir, tokenizer, captions, device, args.tiny),
             "forward": lambda result: forward_section(result, model_dir, captions, device, compile=False),
             "cli": lambda result: cli_section(result, args, model_dir, captions, workdir),
             "naive": lambda result: naive_section(result, model_dir, tokenizer, captions, device),

@@ -6,8 +6,10 @@ that feeds the device, so microseconds matter. This times the check on ``--n`` C
 one word swapped per copy (``cc3m_copies``, as the GPU benchmark uses), this tree's against
 ``--compare-with DIR``'s (another checkout's source tree, e.g. ``git archive BASE modeling_icc | tar -x -C
 DIR``), alternating, in one process; medians of ``--repeats``. It also counts the strings on which the two
-give different verdicts: the CC3M, dev, synthetic and shipped LAION captions and ``--random`` random strings
-of words, codes, quotes and punctuation.
+give different verdicts: the CC3M, dev, synthetic and shipped LAION captions, the generated junk of
+``modeling_icc/evaluation/web_junk_cases.py`` and ``--random`` random strings of words, codes, quotes and
+punctuation. Where this tree has it, it also times ``unwrap_caption`` (what ICC's scorers do to every caption
+that is no junk).
 
     python benchmarks/speed/web_junk_check.py --n 300000 --repeats 5 --compare-with DIR
 """
@@ -26,6 +28,7 @@ from pathlib import Path
 from cc3m_copies import cc3m_copies
 from result_file import write_result
 
+from modeling_icc.evaluation.web_junk_cases import generated_junk
 from modeling_icc.utils import web_junk
 from modeling_icc.utils.provenance import synthetic_captions
 from modeling_icc.utils.shipped_data import LAION_JUNK_FILE, cc3m_captions, data_path, dev_split
@@ -48,6 +51,8 @@ def other_check(tree: Path) -> Callable[[str], bool]:
 def verdict_strings(random_count: int) -> list[str]:
     texts = [*cc3m_captions(), *synthetic_captions(50_000, seed=1), *(row["caption"] for row in dev_split("all"))]
     texts += data_path(LAION_JUNK_FILE).read_text(encoding="utf-8").splitlines()
+    for texts_of_kind in generated_junk().values():
+        texts += texts_of_kind
     rng = random.Random(0)
     texts += ["".join(rng.choice(PIECES) for _ in range(rng.randint(1, 25))) for _ in range(random_count)]
     return texts
@@ -76,6 +81,18 @@ def main() -> None:
         name: {"us_per_caption": 1e6 * statistics.median(seconds) / len(captions), "runs_s": seconds}
         for name, seconds in times.items()
     }
+    unwrap = getattr(importlib.import_module("modeling_icc.utils.caption_wrappers"), "unwrap_caption", None)
+    if unwrap is not None:  # what ICC's scorers also do per caption that is no junk: take its wrappers off
+        seconds = []
+        for _ in range(args.repeats):
+            start = time.perf_counter()
+            for caption in captions:
+                unwrap(caption)
+            seconds.append(time.perf_counter() - start)
+        results["this tree: unwrap_caption"] = {
+            "us_per_caption": 1e6 * statistics.median(seconds) / len(captions),
+            "runs_s": seconds,
+        }
     if args.compare_with is not None:
         strings = verdict_strings(args.random)
         differ = [text for text in strings if checks["this tree"](text) != checks["compared tree"](text)]

@@ -323,7 +323,10 @@ def highlights_html(scorer: ConcretenessScorer, frame: pd.DataFrame) -> str:
     lines = []
     for (number, score), explanation in zip(shown[["#", "ICC"]].itertuples(index=False), explanations, strict=True):
         scale = max((abs(value) for _, value in explanation), default=0.0) or 1.0
-        spans = " ".join(_word_span(word, value, scale) for word, value in explanation)
+        spans = "".join(
+            html.escape(piece) if value is None else _word_span(piece, value, scale)
+            for piece, value in explanation.segments()
+        )
         head = f'<b>#{number}</b> <code class="icc-score">{score:.3f}</code>'
         lines.append(f'<div class="icc-caption">{head} {spans}</div>')
     return '<div class="icc-highlights">' + "\n".join(lines) + "</div>"

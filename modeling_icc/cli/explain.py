@@ -51,14 +51,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def coloured_caption(explanation: Explanation) -> Text:
-    """The caption's words, green when they raise the score and red when they lower it."""
+    """The caption as the model read it (as written, or as normalized: ``Explanation.text``), its words green
+    where they raise the score and red where they lower it; spacing and punctuation between them as they are."""
     scale = max((abs(value) for _, value in explanation), default=0.0) or 1.0
     text = Text()
-    for index, (word, value) in enumerate(explanation):
+    for piece, value in explanation.segments():
+        if value is None:
+            text.append(piece, style="grey50" if explanation.web_junk else None)
+            continue
         strength = min(abs(value) / scale, 1.0)
         level = int(95 + 160 * strength)
         colour = f"rgb(0,{level},0)" if value > 0 else f"rgb({level},0,0)" if value < 0 else "grey50"
-        text.append(("" if index == 0 else " ") + word, style=f"bold {colour}" if strength > 0.5 else colour)
+        text.append(piece, style=f"bold {colour}" if strength > 0.5 else colour)
     return text
 
 
@@ -72,6 +76,8 @@ def print_explanation(console: PipeConsole, explanation: Explanation, top: int) 
         )
     )
     console.print(coloured_caption(explanation))
+    if explanation.web_junk is not None:
+        console.print(f"  web junk ({explanation.web_junk}): scored 0.0 without running the model")
     for name, value in explanation.reasons(top):
         direction = "raises" if value > 0 else "lowers"
         console.print(f"  {direction} the score: {name} ({value:+.3f})")

@@ -17,6 +17,7 @@ from types import ModuleType, TracebackType
 from typing import TextIO
 
 from ..utils.errors import OptionError, UserInputError
+from ..utils.extras import missing_module_line
 from ..utils.redaction import redact
 from ..version import __version__
 
@@ -181,8 +182,24 @@ def _redacted_excepthook(kind: type[BaseException], error: BaseException, trace:
     sys.stderr.write(redact("".join(traceback.format_exception(kind, error, trace))))
 
 
+#: The extra each command beyond the core needs whole (a missing module of it names this extra).
+COMMAND_EXTRAS = {"bench": "baselines", "cards": "train", "push": "train", "convert": "torch"}
+
+
 def _run(argv: list[str], args: argparse.Namespace) -> int:
-    parser = build_parser(argv[0] if argv and argv[0] in COMMANDS else None)
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    try:
+        return _run_command(command, argv, args)
+    except ModuleNotFoundError as error:  # an optional module: one line naming its extra, not a traceback
+        line = missing_module_line(error, f"icc {command}" if command else "icc", COMMAND_EXTRAS.get(command or ""))
+        if line is None:
+            raise
+        print(f"icc: error: {line}", file=sys.stderr)
+        return 2
+
+
+def _run_command(command: str | None, argv: list[str], args: argparse.Namespace) -> int:
+    parser = build_parser(command)
     parser.parse_args(argv, namespace=args)
     if not hasattr(args, "run"):
         parser.print_help()

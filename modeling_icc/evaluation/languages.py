@@ -20,7 +20,6 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 
 import numpy as np
-from sklearn.metrics import roc_auc_score
 
 from ..scoring.base import ConcretenessScorer
 from ..scoring.inputs import has_content
@@ -295,6 +294,8 @@ def language_ranking(scorer: ConcretenessScorer, partition: str) -> dict:
     """How ``scorer`` reading every language (its language step off) ranks the labelled translations of
     ``partition`` (``fit`` or ``frozen``), per language: concrete-vs-abstract AUC and the shares of concrete and
     abstract captions a :data:`THRESHOLD` threshold keeps."""
+    from sklearn.metrics import roc_auc_score  # the train extra, as every quality benchmark
+
     reader = copy.copy(scorer)
     reader.languages = None
     rows = [

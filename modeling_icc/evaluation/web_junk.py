@@ -3,13 +3,20 @@
 Junk, by kind (label 0): the LAION-400M alt-texts of the shipped sample that are one URL or one image file
 name, as scraped; real image URLs, their file names and their hosts from the CC3M validation split; and
 generated junk (seeded): camera file names, HTML remnants, missing-value markers, punctuation and emoji,
-hashes, dimension strings and numbers. Real captions (label 1): the 303 dev captions and a seeded sample
-of CC3M validation captions. Each scorer's row gives, per kind, the fraction of texts that score at least
-:data:`KEEP_THRESHOLD` (kept by ``icc filter --threshold 0.5``); NaN scores are not kept.
+hashes, dimension strings and numbers, and the kinds of :func:`~.web_junk_cases.generated_junk` (default file
+names, image-host names, markup and escapes, placeholders and reader instructions, platform notes, addresses
+and paths, IDs and codes). Real captions (label 1): the 303 dev captions, a seeded sample of CC3M validation
+captions, and the short captions written for the rule (:func:`~.web_junk_cases.short_real_captions`: one word,
+names and models, other scripts, captions inside a wrapper). Each scorer's row gives, per kind, the fraction
+of texts that score at least :data:`KEEP_THRESHOLD` (kept by ``icc filter --threshold 0.5``); NaN scores are
+not kept.
 
 Read the junk rows for what they are: the forms that :mod:`modeling_icc.utils.web_junk` recognises, written
-together with that rule, so ICC's scorers keep none of them by construction. The figures that can fail are
-the real captions' (a rule that zeroed real captions would show there) and the baselines'.
+together with that rule, so ICC's scorers keep almost none of them by construction. Two kinds are file names
+as scraped: a file name whose name says what it shows (``red-wool-coat.jpg``) is, by decision, a caption with
+a wrapper, read without its extension, so a filter keeps some of those; the others (camera names, hashes,
+default names) are junk. The figures that can fail are the real captions' (a rule that zeroed real captions
+would show there) and the baselines'.
 """
 
 from __future__ import annotations
@@ -22,6 +29,7 @@ import numpy as np
 from ..utils.shipped_data import cc3m_image_urls, cc3m_stability_sample, dev_split, laion_junk_texts
 from ..utils.web_junk import MISSING_MARKERS
 from .data import WEB_JUNK, BenchmarkSet
+from .web_junk_cases import PER_JUNK_KIND, generated_junk, short_real_captions
 
 #: The keep rule whose kept fractions the benchmark reports (``icc filter --threshold 0.5``).
 KEEP_THRESHOLD = 0.5
@@ -31,8 +39,11 @@ JUNK_SEED = 0
 PER_KIND = 100
 #: Distinct CC3M captions drawn as real captions (the noise-stability sample of this size and seed).
 REAL_CC3M = 1000
+#: Kinds of file names as scraped: a descriptive one is read without its extension (a caption in a wrapper), so a
+#: filter keeps some of these; every other junk kind is junk by the rule's kinds.
+FILE_NAME_KINDS = ("LAION: one URL or file name", "CC3M image file names")
 #: Kinds whose texts are real captions (label 1); every other kind is junk (label 0).
-REAL_KINDS = ("captions: dev split", "captions: CC3M")
+REAL_KINDS = ("captions: dev split", "captions: CC3M", *short_real_captions())
 
 _CAMERA_PREFIXES = ("IMG_", "IMG-", "DSC_", "DSC", "DSCN", "DSCF", "PXL_", "GOPR", "DJI_", "P", "_MG_", "SAM_")
 _EXTENSIONS = ("jpg", "JPG", "jpeg", "png", "PNG", "gif", "webp", "heic", "CR2", "NEF")
@@ -105,6 +116,7 @@ def junk_kinds(seed: int = JUNK_SEED) -> dict[str, list[str]]:
         + [marker.title() for marker in markers],
         "punctuation and emoji": [symbols() for _ in range(PER_KIND)],
         "hashes, dimensions, numbers": [code() for _ in range(PER_KIND)],
+        **generated_junk(seed),
     }
 
 
@@ -113,19 +125,21 @@ def web_junk_benchmark(seed: int = JUNK_SEED) -> BenchmarkSet:
     kinds = junk_kinds(seed)
     kinds[REAL_KINDS[0]] = [row["caption"] for row in dev_split("all")]
     kinds[REAL_KINDS[1]] = cc3m_stability_sample(REAL_CC3M, seed)
+    kinds.update(short_real_captions())
     texts = [text for texts in kinds.values() for text in texts]
     groups = tuple(kind for kind, texts in kinds.items() for _ in texts)
+    real = sum(len(kinds[kind]) for kind in REAL_KINDS)
     return BenchmarkSet(
         name=WEB_JUNK,
-        title=f"Web junk ({len(texts) - len(kinds[REAL_KINDS[0]]) - REAL_CC3M} junk alt-texts, "
-        f"{len(kinds[REAL_KINDS[0]]) + REAL_CC3M} real captions)",
+        title=f"Web junk ({len(texts) - real} junk alt-texts, {real} real captions)",
         texts=texts,
         labels=np.array([1.0 if group in REAL_KINDS else 0.0 for group in groups]),
         label_name="real caption (1) or junk (0)",
         source="modeling_icc/data/laion_alttext_junk.tsv (LAION-400M), the CC3M validation split's URLs and "
-        "captions, the dev split, and generated junk (modeling_icc/evaluation/web_junk.py)",
-        selection=f"{PER_KIND} per drawn or generated kind, seed {seed}; CC3M captions: the noise-stability "
-        f"sample of {REAL_CC3M}",
+        "captions, the dev split, and generated junk and short captions (modeling_icc/evaluation/web_junk.py, "
+        "web_junk_cases.py)",
+        selection=f"{PER_KIND} per drawn or generated kind ({PER_JUNK_KIND} per kind of web_junk_cases.py), seed "
+        f"{seed}; CC3M captions: the noise-stability sample of {REAL_CC3M}",
         data_id=WEB_JUNK,
         groups=groups,
         keep_threshold=KEEP_THRESHOLD,

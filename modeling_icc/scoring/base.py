@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..utils.web_junk import is_web_junk
+from ..utils.caption_wrappers import unwrap_caption
+from ..utils.web_junk import is_web_junk, web_junk_kind
 from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
 from .languages import caption_language, not_read_reason, reads
@@ -52,8 +53,10 @@ class ConcretenessScorer(ABC):
     ``None`` or non-strings raise ``TypeError`` unless ``errors="nan"``; so does a container that is not an
     ordered list of captions (a single string, bytes, a dict, a set). Repeated captions are scored once
     and share one score. ICC's own scorers (``zeroes_web_junk``) score web junk 0.0 without reading it: alt-text
-    that is only a file name, a URL, markup, a missing-value marker, punctuation or a code
-    (:func:`~modeling_icc.utils.web_junk.is_web_junk`); the peer baselines of ``icc bench`` score it as they read it.
+    that is no caption (a URL, a camera or default file name, markup alone, a missing-value marker, a placeholder,
+    punctuation or a code: :func:`~modeling_icc.utils.web_junk.web_junk_kind`), and read every other caption
+    without its wrappers (markup, escaped characters, a file name's extension: :meth:`text_read`); the peer
+    baselines of ``icc bench`` read every caption as it is.
     A caption in a language the model does not read (:attr:`languages`, :mod:`~.languages`) scores NaN.
     """
 
@@ -94,20 +97,28 @@ class ConcretenessScorer(ABC):
             yield read.popleft().scores(values, raw)
 
     def _read_piece(self, texts: Iterable[object], errors: ErrorMode) -> _ReadPiece:
-        """The captions the model reads of ``texts``: with content, distinct, not web junk, in its languages."""
+        """The captions the model reads of ``texts``: with content, distinct, not web junk, in its languages,
+        wrappers taken off."""
         valid, mask = prepare_texts(texts, errors=errors)
         distinct, inverse = deduplicate(valid)
         junk = self.web_junk_mask(distinct)
         unread = self.unread_mask(distinct) & ~junk
         skip = junk | unread
-        texts = [text for text, skipped in zip(distinct, skip.tolist(), strict=True) if not skipped]
-        return _ReadPiece(texts, mask, inverse, junk, unread)
+        read = [self.text_read(text) for text, skipped in zip(distinct, skip.tolist(), strict=True) if not skipped]
+        return _ReadPiece(read, mask, inverse, junk, unread)
 
     def unread_mask(self, texts: list[str]) -> np.ndarray:
-        """Which captions are in a language this model does not read (none for a model of any language)."""
+        """Which captions are in a language this model does not read (none for a model of any language); named as
+        written, as the writers name them (``icc_language``)."""
         if self.languages is None:
             return np.zeros(len(texts), dtype=bool)
         return np.fromiter((not reads(caption_language(text), self.languages) for text in texts), bool, len(texts))
+
+    def text_read(self, text: str) -> str:
+        """What the model reads of a caption that is no web junk: ICC's scorers take its wrappers off (markup,
+        escaped characters, a file name's extension, a tagger's preamble:
+        :func:`~modeling_icc.utils.caption_wrappers.unwrap_caption`); the peer baselines read it as it is."""
+        return unwrap_caption(text) if self.zeroes_web_junk else text
 
     def explain(self, text: str) -> Explanation:
         """Why ``text`` scores as it does: ``(word, contribution)`` pairs, see :class:`Explanation`.
@@ -118,17 +129,17 @@ class ConcretenessScorer(ABC):
         return self.explain_many([text])[0]
 
     def explain_many(self, texts: list[str]) -> list[Explanation]:
-        """Explanations of several captions, batched together."""
+        """Explanations of several captions, batched together (blank captions and web junk explained as the
+        NaN and 0.0 they score, without terms)."""
         texts = caption_list(texts)
         for index, text in enumerate(texts):
             if not isinstance(text, str):
                 raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")
         unread = [self.blank_or_junk_explanation(text, "occlusion") for text in texts]
-        read = iter(
-            occlusion_explanations(self, [text for text, done in zip(texts, unread, strict=True) if done is None])
-        )
+        read = [self.text_read(text) for text, done in zip(texts, unread, strict=True) if done is None]
+        explained = iter(occlusion_explanations(self, read))
         return [
-            next(read).in_language(caption_language(text)) if done is None else done
+            done if done is not None else next(explained).in_language(caption_language(text))
             for text, done in zip(texts, unread, strict=True)
         ]
 
@@ -139,24 +150,28 @@ class ConcretenessScorer(ABC):
         return np.fromiter(map(is_web_junk, texts), dtype=bool, count=len(texts))
 
     def blank_or_junk_explanation(self, text: str, method: str) -> Explanation | None:
-        """The explanation of a caption the model does not read: NaN when blank or in a language the model does
-        not read (the reason as its method), 0.0 when web junk (with no terms); ``None`` for a caption the model
-        reads."""
+        """The explanation of a caption the model does not read, shown as written: NaN when blank or in a language
+        the model does not read (the reason as its method), 0.0 when web junk (no terms; ``web_junk`` says what
+        kind, ``method`` is ``"web junk"``); ``None`` for a caption the model reads."""
         if has_content(text):
             language = caption_language(text)
-            if self.web_junk_mask([text])[0]:
+            kind = web_junk_kind(text) if self.zeroes_web_junk else None
+            if kind is not None:
                 return Explanation(
-                    [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id
-                ).in_language(language)
+                    [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id,
+                    text=text, offsets=[], web_junk=kind,
+                ).in_language(language)  # fmt: skip
             if self.languages is None or reads(language, self.languages):
                 return None
             method = not_read_reason(language, self.model_id, self.languages)
             return Explanation(
-                [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id
-            ).in_language(language)
+                [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id,
+                text=text, offsets=[],
+            ).in_language(language)  # fmt: skip
         return Explanation(
-            [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id
-        )
+            [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id,
+            text=text, offsets=[],
+        )  # fmt: skip
 
     @abstractmethod
     def _score_valid(self, texts: list[str]) -> np.ndarray:

@@ -8,7 +8,7 @@ travel in large batches and long ones in small batches, with little padding.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from itertools import chain
+from itertools import chain, pairwise
 
 import numpy as np
 
@@ -20,27 +20,53 @@ def padded_width(length: int, multiple: int = PAD_MULTIPLE) -> int:
     return -(-length // multiple) * multiple
 
 
+def batch_rows(width: int, max_rows: int, max_tokens: int) -> int:
+    """The rows of a full batch of padded ``width``: as many as the token budget allows, at most ``max_rows``, at
+    least one (a row longer than the budget is a batch of its own)."""
+    return max(1, min(max_rows, max_tokens // width))
+
+
 def plan_batches(
     sorted_lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int = PAD_MULTIPLE
 ) -> Iterator[slice]:
-    """Slices of ``sorted_lengths`` (ascending) such that rows x padded width <= ``max_tokens``, each holding
-    rows of one padded width.
+    """Slices of ``sorted_lengths`` (ascending), each holding rows of one padded width: full batches of
+    :func:`batch_rows` rows, and what is left of each width in batches of powers of two rows, largest first.
 
     One width per batch makes a caption's padding a function of its own length, so its score does not
-    depend on the captions scored beside it (attention's kernels round differently at other widths).
-    A single row longer than the budget still gets a batch of its own. Each batch is found with
-    vectorized searches over at most ``max_rows`` lengths (no Python step per row).
+    depend on the captions scored beside it (attention's kernels round differently at other widths). The
+    rows of what is left of a width come in powers of two so that the shapes a job meets are bounded, whatever
+    its size: at most one full and ``log2(max_rows) + 1`` partial row counts per width
+    (:func:`shape_bound`), without padding a row. A GPU pads those partial batches to full ones instead
+    (:func:`fill_rows`), for one shape per width.
     """
     widths = -(-np.asarray(sorted_lengths, dtype=np.int64) // multiple) * multiple
-    start, n = 0, len(widths)
-    while start < n:
-        window = widths[start : start + max_rows]
-        # Ascending widths: rows x width of a batch ending at each position only grows.
-        cost = np.arange(1, len(window) + 1, dtype=np.int64) * window
-        size = max(1, int(np.searchsorted(cost, max_tokens, side="right")))
-        size = min(size, int(np.searchsorted(window, window[0], side="right")))
-        yield slice(start, start + size)
-        start += size
+    bounds = [0, *(np.flatnonzero(np.diff(widths)) + 1).tolist(), len(widths)]
+    for start, stop in pairwise(bounds):
+        if start == stop:
+            continue
+        rows = batch_rows(int(widths[start]), max_rows, max_tokens)
+        full_end = start + (stop - start) // rows * rows
+        for position in range(start, full_end, rows):
+            yield slice(position, position + rows)
+        position, left = full_end, stop - full_end
+        while left:
+            size = 1 << (left.bit_length() - 1)
+            yield slice(position, position + size)
+            position, left = position + size, left - size
+
+
+def shape_bound(max_length: int, max_rows: int, multiple: int = PAD_MULTIPLE) -> int:
+    """The most distinct ``(rows, width)`` batch shapes :func:`plan_batches` can give, for any number of captions
+    of at most ``max_length`` tokens: per padded width, the full row count and the powers of two below it."""
+    return -(-max_length // multiple) * (max_rows.bit_length() + 1)
+
+
+def fill_rows(rows: np.ndarray, width: int, max_rows: int, max_tokens: int) -> np.ndarray:
+    """``rows`` (a batch of padded ``width``) made a full batch of :func:`batch_rows` rows by repeating its last
+    row: on a GPU every batch of a width then has one shape, so a caption's score cannot depend on how many
+    captions share its batch (a kernel chosen by row count), and each width meets one shape."""
+    missing = batch_rows(width, max_rows, max_tokens) - len(rows)
+    return rows if missing <= 0 else np.concatenate([rows, np.full(missing, rows[-1], dtype=rows.dtype)])
 
 
 def pad_rows(

@@ -5,11 +5,13 @@ Every caller that needs it asks :func:`resolve_execution`: the loader (which sco
 dtype they record) and the ``evaluate`` module (fp32 where the model runs on a CPU).
 
 mini runs on ONNX Runtime (``mini_onnx.py``) on CPUs without native bf16 (AVX2-only, AVX-512 without BF16),
-and on any CPU under ``ICC_FORCE_FP32=1``, where it runs in fp32. There, start-up skips torch (seconds on
+on any CPU under ``ICC_FORCE_FP32=1``, and on any CPU where torch is not installed (the core install), where it
+runs in fp32. There, start-up skips torch (seconds on
 small CPUs) and long jobs peak lower (``benchmarks/speed/mini_runtimes.py``). Elsewhere torch runs it
 (``mini.py``): on CPUs with AMX or AVX512-BF16 (bf16 by default, fp32 when asked) and on GPUs.
 ``ICC_MINI_RUNTIME=torch`` (or ``onnxruntime``) overrides the choice. Whether a GPU may be here is read from
-the device files its driver creates, so a machine without any never imports torch to ask.
+the device files its driver creates, so a machine without any never imports torch to ask. A request only torch
+can run (a GPU, bf16, a student) without torch installed is one line naming the extra that installs it.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..models.mini.onnx_graph import RUNTIME_ENV
+from ..utils import extras
 from ..utils.errors import UserInputError
 from . import hardware
 from .hardware import AUTO, FLOAT32
@@ -60,10 +63,24 @@ def resolve_execution(
         hardware.dtype_name(dtype)  # an unknown name is refused before any runtime is chosen
     if ONNXRUNTIME in runtimes and _onnx_runtime_runs(device, dtype):
         return Execution("cpu", FLOAT32, ONNXRUNTIME)
+    extras.require([(_torch_part(runtimes, device, dtype), extras.TORCH)])
     from .devices import resolve_device, resolve_dtype  # imports torch
 
     resolved = resolve_device(device)
     return Execution(str(resolved), str(resolve_dtype(dtype, resolved)).removeprefix("torch."), TORCH)
+
+
+def _torch_part(runtimes: tuple[str, ...], device: object, dtype: object) -> str:
+    """What a request that only torch can run asks for, as the missing-extra line names it."""
+    if ONNXRUNTIME not in runtimes:
+        return "a student model (transformers)"
+    asked = f"device {device or AUTO!r} in dtype {dtype or AUTO!r}"
+    return f"mini on {asked} (ONNX Runtime runs it on a CPU in float32)"
+
+
+def torch_installed() -> bool:
+    """Whether torch can be imported here (without importing it)."""
+    return extras.module_available("torch")
 
 
 def _onnx_runtime_runs(device: object, dtype: object) -> bool:
@@ -85,6 +102,8 @@ def _onnx_runtime_runs(device: object, dtype: object) -> bool:
         return True
     if not (fits and installed):
         return False
+    if not torch_installed():  # the core install: ONNX Runtime is mini's only runtime (fp32, on any CPU)
+        return True
     if device is None and hardware.gpu_may_be_present() and hardware.default_device_type() != "cpu":
         return False
     # On CPUs with native bf16 torch runs mini in bf16 by default, and in fp32 through oneDNN's packed

@@ -25,6 +25,11 @@ class Explanation(list):
       ``score == sigmoid(total)``; student: the raw score of the whole caption,
       with word terms measured by occlusion, which need not add up);
     - ``score``: the caption's score in [0, 1]; ``method``: how terms were computed;
+    - ``text``: the caption as the model read it (ICC's scorers: wrappers taken off, and for mini and lite
+      normalized; a blank or web-junk caption as written), and ``offsets``: each term's ``(start, end)`` in
+      ``text`` (``None`` where the terms are not pieces of it), so that :meth:`segments` shows the caption as it
+      reads, punctuation and spacing kept;
+    - ``web_junk``: for a caption scored 0.0 as web junk, what kind it is (no terms then), else ``None``.
     - ``language``: the caption's language code (``und``: undetermined, see :mod:`.languages`), or ``None``
       for a blank caption.
     """
@@ -39,6 +44,9 @@ class Explanation(list):
         score: float,
         method: str,
         model_id: str,
+        text: str | None = None,
+        offsets: list[tuple[int, int]] | None = None,
+        web_junk: str | None = None,
     ) -> None:
         super().__init__(spans)
         self.features = features
@@ -47,12 +55,33 @@ class Explanation(list):
         self.score = score
         self.method = method
         self.model_id = model_id
+        self.text = text
+        self.offsets = offsets
+        self.web_junk = web_junk
         self.language: str | None = None
 
     def in_language(self, language: str | None) -> Explanation:
         """This explanation with the caption's ``language`` named (returned, so it chains)."""
         self.language = language
         return self
+
+    def segments(self) -> list[tuple[str, float | None]]:
+        """The caption cut into its terms, each with its contribution, and what lies between them (``None``):
+        joined, the pieces give :attr:`text` back as it reads. Without offsets: the terms, a space between."""
+        if self.text is None or self.offsets is None or len(self.offsets) != len(self):
+            pieces: list[tuple[str, float | None]] = []
+            for index, (term, value) in enumerate(self):
+                pieces += [(" ", None), (term, value)] if index else [(term, value)]
+            return pieces if pieces or self.text is None else [(self.text, None)]
+        pieces, position = [], 0
+        for (start, end), (_, value) in zip(self.offsets, self, strict=True):
+            if start > position:
+                pieces.append((self.text[position:start], None))
+            pieces.append((self.text[start:end], value))
+            position = max(position, end)
+        if position < len(self.text):
+            pieces.append((self.text[position:], None))
+        return pieces
 
     def reasons(self, k: int = 3) -> list[tuple[str, float]]:
         """The ``k`` largest terms (words and features) by absolute contribution."""
@@ -64,6 +93,8 @@ class Explanation(list):
             "model": self.model_id,
             "language": self.language,
             "method": self.method,
+            "text": self.text,
+            "web_junk": self.web_junk,
             "score": self.score,
             "total": self.total,
             "bias": self.bias,
@@ -85,7 +116,7 @@ def occlusion_explanations(
     caption. Contributions are in raw-score units and need not add up to the score.
     """
     variants: list[str] = []
-    layout: list[list[re.Match]] = []
+    layout: list[list[re.Match]] = []  # each caption's words, as written: what the model reads and is shown
     for text in texts:
         words = list(_WORD.finditer(text))
         layout.append(words)
@@ -94,7 +125,7 @@ def occlusion_explanations(
             variants.append((text[: word.start()].rstrip() + " " + text[word.end() :].lstrip()).strip())
     raw = scorer.score(variants, raw=True)
     explanations, offset = [], 0
-    for words in layout:
+    for text, words in zip(texts, layout, strict=True):
         full = float(raw[offset])
         removed = raw[offset + 1 : offset + 1 + len(words)]
         offset += 1 + len(words)
@@ -112,6 +143,8 @@ def occlusion_explanations(
                 score=float(np.clip(full, 0.0, 1.0)) if np.isfinite(full) else math.nan,
                 method=method,
                 model_id=scorer.model_id,
+                text=text,
+                offsets=[word.span() for word in words],
             )
         )
     return explanations

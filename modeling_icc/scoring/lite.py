@@ -65,7 +65,7 @@ class LiteScorer(ConcretenessScorer):
         unread = self.blank_or_junk_explanation(text, "lite-linear")
         if unread is not None:
             return unread
-        text = text_read(text)
+        caption, text = text, text_read(self.text_read(text))
         values, shares = analyze(text, self.lexicon, detail=True)
         spans: dict[tuple[int, int], float] = {}
         feature_terms: list[tuple[str, float]] = []
@@ -84,15 +84,18 @@ class LiteScorer(ConcretenessScorer):
                 label = f"{name} ({missing})" if name in shares.denominators else name
                 feature_terms.append((label, float(coefficient * (value - offset))))
         total = bias + sum(spans.values()) + sum(term for _, term in feature_terms)
+        terms, offsets = _surface_spans(text, shares.words, spans)
         return Explanation(
-            _surface_spans(text, shares.words, spans),
+            terms,
             features=feature_terms,
             bias=bias,
             total=total,
             score=1.0 / (1.0 + math.exp(-total)),
             method="lite-linear",
             model_id=self.model_id,
-        ).in_language(caption_language(text))
+            text=text,
+            offsets=offsets,
+        ).in_language(caption_language(caption))
 
     def explain_many(self, texts: list[str]) -> list[Explanation]:
         return [self.explain(text) for text in caption_list(texts)]
@@ -102,8 +105,11 @@ class LiteScorer(ConcretenessScorer):
         return _DESCRIPTIONS.get(name.split(" (")[0], name)
 
 
-def _surface_spans(text: str, words: list[str], spans: dict[tuple[int, int], float]) -> list[tuple[str, float]]:
-    """Map word-index spans back to the caption's own text, in order; words without a term get 0."""
+def _surface_spans(
+    text: str, words: list[str], spans: dict[tuple[int, int], float]
+) -> tuple[list[tuple[str, float]], list[tuple[int, int]] | None]:
+    """Map word-index spans back to the caption's own text, in order (words without a term get 0), with each
+    term's ``(start, end)`` in ``text`` (``None`` when lower-casing moved characters)."""
     lowered = text.lower().replace("\u2019", "'")
     matches = list(WORD_PATTERN.finditer(lowered))[:MAX_WORDS]
     same_layout = len(lowered) == len(text)
@@ -119,14 +125,17 @@ def _surface_spans(text: str, words: list[str], spans: dict[tuple[int, int], flo
             for index in range(start, end):
                 covered[index] = (start, end)
     out: list[tuple[str, float]] = []
+    offsets: list[tuple[int, int]] = []
     index = 0
     while index < len(words):
         phrase = covered.get(index)
         if phrase is not None and phrase[0] == index:
             value = spans[phrase] + sum(spans.get((i, i + 1), 0.0) for i in range(*phrase))
             out.append((surface(*phrase), value))
+            offsets.append((matches[phrase[0]].start(), matches[phrase[1] - 1].end()) if same_layout else (0, 0))
             index = phrase[1]
             continue
         out.append((surface(index, index + 1), spans.get((index, index + 1), 0.0)))
+        offsets.append((matches[index].start(), matches[index].end()) if same_layout else (0, 0))
         index += 1
-    return out
+    return out, offsets if same_layout else None

@@ -149,7 +149,9 @@ def load_scorer(
     :data:`DEFAULT_MODEL_ID`, mini: no download, so it loads offline. A near miss of a shipped name
     (``"minii"``) is refused with the name it resembles.
     ``device`` defaults to CUDA when present; ``dtype`` to bf16 on GPUs and on CPUs with
-    native bf16 (AMX, AVX512-BF16), fp32 on other CPUs (see ``hardware.default_dtype``).
+    native bf16 (AMX, AVX512-BF16), fp32 on other CPUs (see ``hardware.default_dtype``). Without torch
+    (the core install) mini runs in fp32 on ONNX Runtime on any CPU, and a request only torch can run (a
+    GPU, bf16, a student) is a ``UserInputError`` naming ``pip install "icc-concreteness[torch]"``.
     Weights are read from safetensors only, and no code shipped with a checkpoint ever runs.
     Every argument's type and range is checked first (``TypeError``, ``ValueError``; see ``arguments.py``).
 

@@ -20,22 +20,15 @@ from ..models.mini.files import (
     shipped_heads_path,
 )
 from ..models.mini.heads import head_outputs, probability, token_terms
-from ..utils.caption_text import normalize_caption
-from ..utils.windows import split_windows, window_piece_starts, window_weights
 from .chunks import Tokenize
 from .devices import resolve_device, resolve_dtype
-from .explanation import Explanation
-from .languages import caption_language
 from .mini_reading import TOKENIZER_FILE, MiniReading, default_batch_limits
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted
 
 if TYPE_CHECKING:
-    from tokenizers import Encoding
     from transformers import PreTrainedTokenizerBase
 
     from ..models.mini.modeling_mini import MiniICCModel
-
-EXPLANATION_METHOD = "mini-linear"
 
 
 class MiniScorer(MiniReading):
@@ -164,63 +157,11 @@ class MiniScorer(MiniReading):
     def _default_tokenize_workers(self) -> int:
         return default_tokenize_workers(self.device)
 
-    def explain(self, text: str) -> Explanation:
-        """Exact per-word contributions to the logit: ``sum(words) + bias == total == logit(score)``.
-
-        Word pieces are summed into their word; [CLS] and [SEP] are folded into ``bias``, and so is the
-        float32 rounding of the decomposition (about 1e-6, with a bf16 encoder too: the heads average its
-        token states in fp32). A word contributes through its share of the mean embedding and, for a
-        content word, its contextual concreteness, so function words and punctuation carry terms too.
-        The words are those of the normalized caption (what the model reads, as in ``score``); a caption
-        longer than one window is explained over all its windows, each term weighted as its window's logit.
-        """
-        if not isinstance(text, str):
-            raise TypeError(f"explain() takes a caption string, got {type(text).__name__}")
-        unread = self.blank_or_junk_explanation(text, EXPLANATION_METHOD)
-        if unread is not None:
-            return unread
-        prepared = self._prepare(text)
-        normalized = normalize_caption(text)
-        surface = normalized if len(normalized) == len(prepared) else prepared
-        encoding: Encoding = self._read_pieces(prepared)[1]
-        windows = split_windows(encoding.ids, self.max_length)
-        weights = window_weights(len(windows))
-        starts = window_piece_starts(len(encoding.ids) - 2, self.max_length)
-        width = max(map(len, windows))
-        input_ids = torch.zeros((len(windows), width), dtype=torch.long)
-        attention_mask = torch.zeros((len(windows), width), dtype=torch.long)
-        for row, window in enumerate(windows):
-            input_ids[row, : len(window)] = torch.tensor(window)
-            attention_mask[row, : len(window)] = 1
-        input_ids, attention_mask = input_ids.to(self.device), attention_mask.to(self.device)
+    def _token_terms(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> tuple[np.ndarray, ...]:
+        ids, mask = (torch.from_numpy(array).to(self.device) for array in (input_ids, attention_mask))
         with torch.inference_mode():
-            states = self._current_encoder()(input_ids, attention_mask, self.layers)
-            terms = token_terms(self._heads, *states, input_ids, attention_mask)
-        per_token = terms.per_token.float().cpu().numpy().astype(np.float64)
-        bias = float(weights @ (terms.bias + terms.rounding).float().cpu().numpy())
-        # Read once: each access to an Encoding's list attribute copies the whole list out of Rust.
-        word_ids, offsets = encoding.word_ids, encoding.offsets
-        words: dict[int, list] = {}  # word index -> [start, end, contribution]
-        for row, (window, start) in enumerate(zip(windows, starts, strict=True)):
-            for position in range(len(window)):
-                contribution = weights[row] * per_token[row, position]
-                # Position 0 is [CLS], the last is [SEP]; position k reads piece start + k of the whole caption.
-                piece = start + position if 0 < position < len(window) - 1 else None
-                word = None if piece is None else word_ids[piece]
-                if word is None:
-                    bias += contribution
-                elif word in words:  # a word piece of a word already seen
-                    words[word][1] = max(words[word][1], offsets[piece][1])
-                    words[word][2] += contribution
-                else:
-                    words[word] = [offsets[piece][0], offsets[piece][1], contribution]
-        logit = np.float32(weights @ terms.output.logits.float().cpu().numpy().astype(np.float64))
-        return Explanation(
-            [(surface[start:end], float(contribution)) for start, end, contribution in sorted(words.values())],
-            features=[],
-            bias=float(bias),
-            total=float(logit),
-            score=float(probability(torch.tensor(logit))),  # as score() computes it
-            method=EXPLANATION_METHOD,
-            model_id=self.model_id,
-        ).in_language(caption_language(text))
+            states = self._current_encoder()(ids, mask, self.layers)
+            terms = token_terms(self._heads, *states, ids, mask)
+        return tuple(
+            value.float().cpu().numpy() for value in (terms.per_token, terms.bias + terms.rounding, terms.output.logits)
+        )

@@ -3,7 +3,9 @@
 Shared by the student (``neural.py``) and mini's torch path (``mini.py``). Each chunk's batches are padded in
 NumPy; on CUDA they are filled in pinned host memory and copied asynchronously, so the next batch is
 prepared while the model runs, and each chunk's scores come back in one asynchronous copy that is waited
-for only after the next chunk has been launched. Outputs are put back in input order.
+for only after the next chunk has been launched. Outputs are put back in input order. On CUDA every batch is
+filled to the full row count of its width (:func:`~.batching.fill_rows`): one shape per width, so no score
+depends on how many captions share its batch and a job meets a fixed set of shapes.
 
 On CPUs the batches run side by side, one per core, each with one torch thread (:func:`run_batches`),
 instead of one batch at a time across all cores: the products of short captions are too small for
@@ -21,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from .batching import pad_packed
+from .batching import fill_rows, pad_packed, padded_width
 from .chunks import SortedChunk, Tokenize, caption_progress, sorted_stream_chunks
 from .tokenize_workers import PackedTokens, usable_cores
 
@@ -108,8 +110,12 @@ def score_length_sorted_stream(
         for chunk in chunks:
 
             def run(batch: slice, packed: PackedTokens = chunk.packed, order: np.ndarray = chunk.order) -> torch.Tensor:
-                input_ids, attention_mask = _batch(packed, order[batch], pad_id, pad_multiple, device)
-                values = forward(input_ids, attention_mask)
+                rows = order[batch]
+                if cuda:  # one shape per width: see batching.fill_rows
+                    width = padded_width(int(packed.lengths[rows].max()), pad_multiple)
+                    rows = fill_rows(rows, width, max_rows, max_tokens)
+                input_ids, attention_mask = _batch(packed, rows, pad_id, pad_multiple, device)
+                values = forward(input_ids, attention_mask)[: batch.stop - batch.start]
                 advance(batch.stop - batch.start)
                 return values
 

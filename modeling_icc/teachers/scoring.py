@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from pathlib import Path
 
 import pyarrow as pa
@@ -96,6 +97,12 @@ def _score_missing_shards(
     n_shards = -(-len(captions) // shard_size)
     todo = [k for k in range(n_shards) if not (out_dir / shard_name(k)).is_file()]
     rows_todo = sum(min(shard_size, len(captions) - k * shard_size) for k in todo)
+    if len(todo) < n_shards and progress is not False:  # as a resumed curation job says it (cli/common.py)
+        done = n_shards - len(todo)
+        tqdm.write(
+            f"{teacher.name} teacher, resumed: {done} of {n_shards} shards done before, {len(todo)} this run",
+            file=sys.stderr,
+        )
     with tqdm(total=rows_todo, unit="caption", desc=f"{teacher.name} teacher", disable=progress is False) as bar:
         for k in todo:
             rows = slice(k * shard_size, (k + 1) * shard_size)

@@ -4,7 +4,8 @@ Each shape is a caption of about ``length`` characters built to make a backtrack
 expression, a per-word loop or a segmentation search do the most work per character: a long
 word next to whatever sends a caption down the slow path (``...``, ``!!``, ``#``, ``@``, emoji, an
 upper-case triple), long runs of one character, long URLs, hashtags and handles, hyphen-joined
-letters and digits (lite's product-code cue), and text with no visible content. The speed test
+letters and digits (lite's product-code cue), text with no visible content, and the wrappers taken off a
+caption (brackets, tags, escapes, file names, preambles). The speed test
 and ``benchmarks/speed/adversarial_captions.py`` read the same shapes.
 """
 
@@ -60,6 +61,18 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "letters_digits_hyphens": lambda n: _repeat("ab-1-", n) + " sale",
     "hyphenated_price_words": lambda n: _repeat("sale-", n) + " !!",
     "invisible_characters": lambda n: "\u200b" * n,
+    # wrappers (markup, escapes, file names, preambles), taken off before the models read a caption
+    "open_angle_brackets": lambda n: "<" * n + " dog",
+    "one_unclosed_tag": lambda n: "<b " + _word(n),
+    "many_tags": lambda n: _repeat("<b>", n),
+    "many_entities": lambda n: _repeat("&amp;", n),
+    "nested_escape": lambda n: "&" + _repeat("amp;", n) + "lt;",
+    "open_square_brackets": lambda n: "[" * n + "] dog",
+    "bbcode_openings": lambda n: _repeat("[url=", n) + "]",
+    "file_names_without_spaces": lambda n: _repeat("a.jpg", n),
+    "file_name_then_punctuation": lambda n: "a.jpg" + "!" * n + "x",
+    "script_openings": lambda n: _repeat("<script>", n),
+    "sentences_with_preambles": lambda n: _repeat("x. Image may contain: ", n),
 }
 
 

@@ -17,8 +17,9 @@ from types import ModuleType
 
 
 def when_imported(name: str, callback: Callable[[], object]) -> None:
-    """Call ``callback()`` now if module ``name`` is imported, else just after its first import."""
-    if name in sys.modules:
+    """Call ``callback()`` now if module ``name`` is imported, else just after its first import (a ``None`` in
+    ``sys.modules``, which blocks the module's import, is not an import)."""
+    if sys.modules.get(name) is not None:
         callback()
     else:
         sys.meta_path.insert(0, _AfterImportFinder(name, callback))

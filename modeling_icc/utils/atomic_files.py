@@ -56,9 +56,11 @@ def atomic_file(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(path)
-    handle, temp_name = new_temp_file(path)
-    lock = os.dup(handle)  # the lock lasts until after the rename, past the stream's close
+    temp_name: str | None = None
+    lock: int | None = None
     try:
+        handle, temp_name = new_temp_file(path)
+        lock = os.dup(handle)  # the lock lasts until after the rename, past the stream's close
         with suppress(OSError):  # a file system without locks: then no run can remove it either
             fcntl.flock(lock, fcntl.LOCK_EX)
         with os.fdopen(handle, "wb") as stream:
@@ -68,10 +70,11 @@ def atomic_file(
         os.fchmod(lock, 0o666 & ~_current_umask())  # the file made, never what its name may point at now
         os.replace(temp_name, path)
     except BaseException:
-        remove_quietly(temp_name)
+        remove_own_temp_file(path, temp_name)
         raise
     finally:
-        os.close(lock)
+        if lock is not None:
+            os.close(lock)
 
 
 #: The folders of local copies being uploaded (``TMPDIR/icc-upload-XXXXXXXX``), locked while used.
@@ -175,14 +178,17 @@ def temp_file_beside(path: str | os.PathLike) -> Iterator[Path]:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     remove_stale_temp_files(path)
-    handle, name = new_temp_file(path)
+    handle: int | None = None
+    name: str | None = None
     try:
+        handle, name = new_temp_file(path)
         with suppress(OSError):  # a file system without locks: then no run can remove it either
             fcntl.flock(handle, fcntl.LOCK_EX)
         yield Path(name)
     finally:
-        remove_quietly(name)
-        os.close(handle)
+        remove_own_temp_file(path, name)
+        if handle is not None:
+            os.close(handle)
 
 
 #: How :func:`open_work_file` opens a file for each mode: never through a link, never truncated on opening.
@@ -229,6 +235,16 @@ def new_temp_file(path: str | os.PathLike) -> tuple[int, str]:
     """A new hidden file next to ``path`` (``.NAME.icc-XXXXXXXX.tmp``): its descriptor and name."""
     path = Path(path)
     return tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}{TEMP_MARK}", suffix=".tmp")
+
+
+def remove_own_temp_file(path: str | os.PathLike, name: str | None) -> None:
+    """Remove the temporary file this writer made for ``path``, by its ``name``; with no name yet (a Ctrl-C that
+    landed inside :func:`new_temp_file`, after the file was made), every unlocked one of ``path``'s, ours among
+    them (it is not locked yet)."""
+    if name is None:
+        remove_stale_temp_files(path)
+    else:
+        remove_quietly(name)
 
 
 def remove_stale_temp_files(path: str | os.PathLike) -> None:

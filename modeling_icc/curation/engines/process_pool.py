@@ -22,6 +22,7 @@ from dataclasses import replace
 from queue import Empty
 from typing import Any
 
+from ...scoring.threads import set_cpu_threads
 from ...utils.leases import LeaseLost
 from ...utils.locations import is_remote
 from ...utils.parent_death import PARENT_ENV
@@ -79,8 +80,8 @@ class ProcessPool:
     def _pool(self) -> ProcessPoolExecutor:
         if self.pool is None:
             context = multiprocessing.get_context("forkserver")
-            # By name: importing the guard here would tie this process to its own parent. torch too, once for
-            # every worker, which sets its threads (also those ONNX Runtime takes) to its share of the cores.
+            # By name: importing the guard here would tie this process to its own parent. torch too (where it
+            # is installed: the forkserver skips a module it cannot import), once for every worker.
             context.set_forkserver_preload([f"{__package__}.forkserver_guard", __name__, "torch"])
             # The server, and the workers it forks, leave Ctrl-C to this process, and die with it.
             with _sigint_ignored(), _environment(PARENT_ENV, str(os.getpid())):
@@ -162,8 +163,6 @@ def _exit_on_terminate(signum: int, frame: object) -> None:
 
 
 def _init_worker(ranks: Any, reports: Any, n_workers: int, main_pid: int) -> None:
-    import torch  # imported by the forkserver already (see ProcessPool._pool)
-
     _WORKER["commit_check"] = end_with(main_pid)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the main process handles Ctrl-C and stops the workers
     signal.signal(signal.SIGTERM, _exit_on_terminate)
@@ -171,7 +170,7 @@ def _init_worker(ranks: Any, reports: Any, n_workers: int, main_pid: int) -> Non
         _WORKER["rank"] = ranks.value % n_workers
         ranks.value += 1
     _WORKER["report"] = reports.put
-    torch.set_num_threads(threads_per_worker(n_workers))
+    set_cpu_threads(threads_per_worker(n_workers))  # torch's threads, or ONNX Runtime's batches side by side
 
 
 def _run_in_worker(job: Job, task: Task) -> None:

@@ -35,10 +35,10 @@ from typing import Any
 import pyarrow as pa
 import ray
 import ray.data
-import torch
 
 from ...scoring.load import named_model_id
 from ...scoring.options import ScoringOptions, takes_scoring_options
+from ...scoring.threads import set_cpu_threads
 from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, language_column, model_column
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
@@ -50,7 +50,7 @@ class ScoreBatches:
     """Ray Data callable class around the engines' scoring callable: one scorer per actor, Arrow batches in and out."""
 
     def __init__(self, score: ScoreColumns, column: str, threads: int) -> None:
-        torch.set_num_threads(threads)
+        set_cpu_threads(threads)
         score.scorer()  # loaded once, as the actor starts
         self.score, self.column = score, column
 

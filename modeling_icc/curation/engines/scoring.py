@@ -15,9 +15,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-import torch
-
 from ...scoring.base import ConcretenessScorer
+from ...scoring.threads import set_cpu_threads
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, scored_columns
 from ..job_spec import ScoringOptions
@@ -63,7 +62,7 @@ class ScoreColumns:
         """This process's scorer (loaded once); worker ``rank`` goes to its GPU (see ``device_for_rank``)."""
         several = bool(self.workers and self.workers > 1)
         if several:
-            torch.set_num_threads(threads_per_worker(self.workers))
+            set_cpu_threads(threads_per_worker(self.workers))
         device = device_for_rank(self.options.device, rank)
         tokenize_workers = self.options.tokenize_workers
         if tokenize_workers is None and several and str(device).startswith("cuda"):

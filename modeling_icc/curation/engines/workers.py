@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 
 from ...scoring.tokenize_workers import usable_cores
+from ...utils.extras import module_available
 from ...utils.parent_death import die_with_parent
 
 
@@ -27,6 +28,8 @@ def device_for_rank(device: object, rank: int | None, cuda_devices: int | None =
     if requested not in (None, "cuda") or rank is None:
         return requested
     if cuda_devices is None:
+        if not module_available("torch"):  # the core install: no GPU scoring
+            return requested
         import torch  # only here: a job on a CPU model need not import it
 
         cuda_devices = torch.cuda.device_count()

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from ...utils.atomic_files import atomic_file, new_temp_file
+from ...utils.atomic_files import atomic_file, new_temp_file, remove_own_temp_file
 from ...utils.errors import UserInputError
 from ...utils.locations import Location, is_remote
 
@@ -111,10 +111,12 @@ def check_writable(path: str | os.PathLike, what: str = "output") -> Path:
         folder = folder.parent
     if not folder.is_dir():
         raise UserInputError(f"cannot write the {what} {path}: {folder} is not a directory")
+    probe: str | None = None
     try:
         handle, probe = new_temp_file(folder / path.name)
+        os.close(handle)
     except OSError as error:
         raise UserInputError(f"cannot write the {what} {path}: {error.strerror}") from None
-    os.close(handle)
-    os.unlink(probe)
+    finally:
+        remove_own_temp_file(folder / path.name, probe)
     return path

