@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..utils.caption_wrappers import unwrap_caption
 from ..utils.errors import UserInputError
 from .inputs import has_content
 
@@ -117,7 +118,8 @@ class Observation:
 def observe(text: str, min_words: int | None = None) -> Observation:
     """:class:`Observation` of ``text``. With ``min_words`` the identifier is not run where its answer is not
     needed: Latin-script text of fewer words, or holding one of :data:`ENGLISH_WORDS`."""
-    if not text.isascii():  # as the models read it (normalize_caption): full-width letters are Latin letters
+    text = unwrap_caption(text)  # as ICC's models read it: markup, escapes, a file name's extension taken off
+    if not text.isascii():  # and normalized (normalize_caption): full-width letters are Latin letters
         text = unicodedata.normalize("NFKC", text)
     latin, words = _latin_share(text) >= MIN_LATIN_SHARE, _word_count(text)
     english_word = latin and not ENGLISH_WORDS.isdisjoint(text.lower().split())
