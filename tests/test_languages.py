@@ -72,6 +72,14 @@ def test_each_translated_language_is_declined_by_an_english_model():
     assert caption_language("Собаки бегут по пляжу") == "ru"
 
 
+def test_text_in_another_script_is_never_read_by_an_english_model_however_short():
+    # 猫 alone: the identifier says Catalan at 0.09, so it is named by its script; still not read
+    named = {text: caption_language(text) for text in ("猫", "山", "猫 と 犬", "我 的 猫", "한 개")}
+    assert named == {"猫": "und-Hani", "山": "ja", "猫 と 犬": "ja", "我 的 猫": "zh", "한 개": "ko"}
+    assert not any(reads(language, ENGLISH_ONLY) for language in named.values())
+    assert np.isnan(load_scorer("lite").score(list(named))).all()
+
+
 def test_blank_and_non_text_have_no_language():
     assert caption_languages(["a dog on a sofa", "", "  ", None, 3, "747"]) == [
         ENGLISH,

