@@ -30,8 +30,9 @@ The model is chosen when the module is loaded, by its configuration name:
 (the published student: `evaluate.load(MODULE, "moranyanuka/icc")`, downloaded once). The module
 never switches models: one that cannot be loaded raises an error that names the offline models.
 Args:
-    predictions (`list` of `str`): captions to score. Blank or missing captions, and items
-        that are not strings, score NaN; a single string (not in a list) is refused.
+    predictions (`list` of `str`): captions to score. Blank or missing captions, items
+        that are not strings, and captions in a language the model does not read (mini, lite
+        and the student read English) score NaN; a single string (not in a list) is refused.
     model_id (`str`, optional): overrides the configuration's model for this call: a Hub id,
         a local directory, or a model shipped in the package ("mini", "lite").
     batch_size (`int`, optional): rows per batch for neural students.
@@ -45,6 +46,8 @@ Args:
 Returns:
     icc_scores (`list` of `float`): one score per caption, in input order.
     icc_model (`str`): the model that produced the scores.
+    icc_languages (`list`): each caption's language code ("und": too short or unsure to name,
+        scored), None for a blank or non-string caption.
     icc_mean, icc_median, icc_std, icc_quantiles: with `aggregation`.
     kept_fraction (`float`): with `threshold`.
 Examples:

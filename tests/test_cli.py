@@ -35,9 +35,10 @@ def test_score_text_arguments_prints_tsv(capsys):
 
 
 def test_stdout_carries_the_documented_columns():
-    """Text on stdin written to stdout (``> scored.tsv``): a header, every column, icc_score and icc_model."""
+    """Text on stdin written to stdout (``> scored.tsv``): a header, every column, icc_score, icc_model and
+    icc_language."""
     lines = _score_stdin_with_the_console_command(b"a red car\na dog\n")
-    assert lines[0] == "caption\ticc_score\ticc_model"
+    assert lines[0] == "caption\ticc_score\ticc_model\ticc_language"
     rows = list(csv.DictReader(lines, delimiter="\t"))
     assert [row["caption"] for row in rows] == ["a red car", "a dog"]
     assert [row["icc_model"] for row in rows] == ["lite", "lite"]
@@ -198,7 +199,8 @@ def test_fallback_is_explicit_reported_and_recorded(capsys, tmp_path):
 
 def test_console_script_reads_stdin_and_helps():
     lines = _score_stdin_with_the_console_command(b"a red car\n\na dog\n")
-    assert len(lines) == 4 and lines[2] == "\t\tlite"  # a header, then the blank caption's NaN as an empty cell
+    # a header, then the blank caption's NaN and its language (none) as empty cells
+    assert len(lines) == 4 and lines[2] == "\t\tlite\t"
     for command in ("score", "filter"):
         helptext = subprocess.run(
             [sys.executable, "-m", "modeling_icc", command, "--help"], capture_output=True, text=True, check=True

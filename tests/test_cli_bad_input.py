@@ -278,7 +278,7 @@ def test_jsonl_rows_with_different_fields_keep_them_all_in_csv_and_parquet(tmp_p
     with out.open(encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         rows = list(reader)
-    assert reader.fieldnames == ["caption", "a", "b", "icc_score", "icc_model"]
+    assert reader.fieldnames == ["caption", "a", "b", "icc_score", "icc_model", "icc_language"]
     assert [(row["a"], row["b"]) for row in rows] == [("1", ""), ("", "x"), ("2.5", "")]
     out = tmp_path / "out.parquet"
     assert icc("score", "--model", "lite", "-i", source, "-o", out) == 0
@@ -318,7 +318,7 @@ def test_a_lone_caption_in_a_column_of_caption_lists_is_refused_not_split_into_c
 
 def test_a_binary_parquet_caption_column_is_read_as_utf8_text(tmp_path, capsys):
     """Spark and Impala write strings as binary unless told otherwise: the captions are still text."""
-    captions = ["a red car parked on a street", "the meaning of life", None, "un café à Paris"]
+    captions = ["a red car parked on a street", "the meaning of life", None, "a café on a street in Paris"]
     as_text, as_binary = tmp_path / "text.parquet", tmp_path / "binary.parquet"
     pq.write_table(pa.table({"caption": captions}), as_text)
     encoded = [None if caption is None else caption.encode("utf-8") for caption in captions]

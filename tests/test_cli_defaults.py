@@ -74,7 +74,7 @@ def test_filter_command_line_defaults_are_the_job_specs_defaults():
             assert value == option.default or (value is None and option.name in FILTER_NONE_MEANS_THE_TARGETS), option
             compared.add(option.name)
     assert compared == {
-        *("column", "level", "aggregate", "node_columns"),
+        *("column", "level", "aggregate", "node_columns", "other_languages"),
         *("model", "fallback", "device", "dtype", "batch_size", "compile", "tokenize_workers"),
         *("output", "output_dir", "input_format", "output_format", "datacomp_subset", "uid_column"),
         *("workers", "show", "progress"),

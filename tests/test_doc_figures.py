@@ -1248,6 +1248,29 @@ def test_the_in_sample_quality_figure_in_the_readme_is_labelled():
             assert bool(in_sample) == ("in-sample" in plain(locate(figure)[2])), figure.row
 
 
+LANGUAGE_ID = "benchmarks/quality/language_id.json"
+LANGUAGES_READ = "benchmarks/quality/languages_read.json"
+
+
+def mini_other_languages_auc() -> set[str]:
+    """``AUC low-high``: mini's range over the translated languages (fitting captions)."""
+    fit = get(LANGUAGES_READ, "models", "mini", "fit")
+    aucs = [result["auc"] for code, result in fit.items() if code != "en"]
+    return combine("AUC {}-{}", renderings(min(aucs), 2), renderings(max(aucs), 2))
+
+
+FIGURES += [
+    Phrase(README, LANGUAGES_READ, mini_other_languages_auc),
+    phrase(
+        README,
+        LANGUAGE_ID,
+        "{} of {} English captions were declined",
+        count(LANGUAGE_ID, "cross_validation", "chosen_rates", "english_declined"),
+        count(LANGUAGE_ID, "cross_validation", "chosen_rates", "english_captions"),
+    ),
+]
+
+
 #: Numbers in the README's text that are not measurements: each with the words around it and why.
 README_ALLOWED = {
     "on a 0-1 scale": "the score's range",

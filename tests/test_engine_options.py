@@ -31,6 +31,7 @@ CHANGED = {
     "node_columns": ("node_ids",),
     "clip": KeepRule(threshold=0.3),
     "clip_column": "similarity",
+    "other_languages": "keep",
 }
 
 
@@ -187,6 +188,7 @@ def test_icc_filter_flags_give_the_plan_of_the_same_options(tmp_path):
             "clip": KeepRule(top_k=2),
             "clip_column": "similarity",
         },
+        ("--threshold", "0.5", "--other-languages", "keep"): {"threshold": 0.5, "other_languages": "keep"},
     }
     for flags, options in given.items():
         assert plan_of(*flags) == FilterOptions(**options).plan(), flags

@@ -191,7 +191,7 @@ def test_an_empty_dataset_filters_to_an_empty_dataset_with_the_score_column(rule
     )
     for empty in (untyped, typed, typed.with_format("numpy")):
         kept = filter_by_icc(empty, model="lite", **rule)
-        assert kept.num_rows == 0 and kept.column_names == ["caption", "icc_score", "icc_model"]
+        assert kept.num_rows == 0 and kept.column_names == ["caption", "icc_score", "icc_model", "icc_language"]
         assert kept.features["icc_score"] == datasets.Value("float32")
     stream = filter_by_icc(_empty_stream(typed.features), model="lite", **rule)
     assert list(stream) == [] and "icc_score" in stream.features
@@ -209,11 +209,12 @@ def test_scoring_an_empty_dataset_adds_the_score_columns():
             "icc_score": datasets.Value("float32"),
             "raw": datasets.Value("float32"),
             "icc_model": datasets.Value("string"),
+            "icc_language": datasets.Value("string"),
         }
     )
     nested = add_icc_scores(datasets.Dataset.from_dict({"caption": [["a dog"]]}).select([]), model="lite")
     aggregates = ["icc_score_min", "icc_score_mean", "icc_score_max"]
-    assert nested.column_names == ["caption", "icc_score", *aggregates, "icc_model"]
+    assert nested.column_names == ["caption", "icc_score", *aggregates, "icc_model", "icc_language"]
     stream = add_icc_scores(_empty_stream(datasets.Features({"caption": datasets.Value("string")})), model="lite")
     assert list(stream) == [] and stream.features["icc_score"] == datasets.Value("float32")
 

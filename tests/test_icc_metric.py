@@ -95,7 +95,7 @@ def test_aggregations_and_kept_fraction_skip_blank_captions():
 
 
 def test_per_caption_only_unless_asked_and_bad_aggregation_is_rejected():
-    assert set(compute_icc(CAPTIONS, model_id="lite")) == {"icc_scores", "icc_model"}
+    assert set(compute_icc(CAPTIONS, model_id="lite")) == {"icc_scores", "icc_model", "icc_languages"}
     with pytest.raises(ValueError, match="aggregation must be one of"):
         compute_icc(CAPTIONS, model_id="lite", aggregation="average")
 

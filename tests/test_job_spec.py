@@ -24,7 +24,7 @@ OPTIONS = {
     ScoringOptions: {"model", "fallback", "device", "dtype", "batch_size", "compile", "tokenize_workers"},
     FilterOptions: {
         *("threshold", "top_fraction", "top_k", "column", "score_column", "level", "aggregate", "node_columns"),
-        *("clip", "clip_column"),
+        *("clip", "clip_column", "other_languages"),
     },
     JobSpec: {
         *("inputs", "texts", "output", "output_dir", "input_format", "output_format", "keep", "scoring"),
@@ -77,7 +77,7 @@ def test_each_option_has_its_default_written_once_in_the_job_layer():
             if name in names and literal:
                 written.setdefault(name, []).append(f"{path.relative_to(PACKAGE)}:{line} {ast.unparse(default)}")
     assert {name: places for name, places in written.items() if len(places) > 1} == {}
-    assert set(written) == {"compile", "level", "node_columns", "inputs", "texts", "workers", "show"}  # others: names
+    assert set(written) == {"compile", "level", "other_languages", "node_columns", "inputs", "texts", "workers", "show"}
 
 
 def test_load_scorer_takes_the_scoring_options_with_their_defaults():

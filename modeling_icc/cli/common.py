@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import inspect
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..curation.columns import SCORE_QUANTILES
@@ -176,7 +176,8 @@ def print_shard_summary(summary: dict[str, Any], spec: JobSpec) -> None:
         f"{summary['model']}"
         + (f" by {summary['workers']} worker processes" if summary["workers"] > 1 else "")
         + (f", kept {summary['kept']} ({summary['rule']})" if spec.filters else ""),
-        f"NaN (blank or non-text captions): {summary['nan']}",
+        nan_line(summary["nan"], summary.get("not_read", 0)),
+        languages_line(summary.get("languages", {})),
     ]
     before = summary.get("shards_done_before", 0)
     if before:
@@ -206,9 +207,10 @@ def print_summary(result: UnitResult, extra: list[str] | None = None) -> None:
     ]
     lines += extra or []
     lines.append(
-        f"NaN (blank or non-text captions): {result.stats.nan}"
+        nan_line(result.stats.nan, result.stats.not_read)
         + (f", of which non-text: {result.non_text}" if result.non_text else "")
     )
+    lines.append(languages_line(result.stats.languages))
     if result.decode_errors:
         lines.append(invalid_text_line(result.decode_errors, "lines"))
     if result.escaped_line_breaks:
@@ -218,6 +220,18 @@ def print_summary(result: UnitResult, extra: list[str] | None = None) -> None:
     lines.append(quantile_line(result.stats.quantiles(list(SCORE_QUANTILES))))
     for line in lines:
         print(f"icc: {line}", file=sys.stderr)
+
+
+def nan_line(nan: int, not_read: int) -> str:
+    """The NaN count, with the captions in a language the model does not read counted apart from blank ones."""
+    line = f"NaN (blank or non-text captions): {nan - not_read}"
+    return line + (f"; NaN (in a language the model does not read): {not_read}" if not_read else "")
+
+
+def languages_line(counts: Mapping[str, int]) -> str:
+    """Captions per language code, most first (``und``: too short or unsure to name, scored)."""
+    shown = ", ".join(f"{language} {count}" for language, count in sorted(counts.items(), key=lambda item: -item[1]))
+    return f"languages: {shown or 'none'}"
 
 
 def invalid_text_line(count: int, what: str) -> str:

@@ -69,7 +69,11 @@ def coloured_caption(explanation: Explanation) -> Text:
 def print_explanation(console: PipeConsole, explanation: Explanation, top: int) -> None:
     score = "NaN" if math.isnan(explanation.score) else f"{explanation.score:.3f}"
     console.print(
-        Text.assemble(("ICC ", "bold"), (score, "bold cyan"), f"  ({explanation.model_id}, {explanation.method})")
+        Text.assemble(
+            ("ICC ", "bold"),
+            (score, "bold cyan"),
+            f"  ({explanation.model_id}, {explanation.method}; language: {explanation.language})",
+        )
     )
     console.print(coloured_caption(explanation))
     if explanation.web_junk is not None:

@@ -10,6 +10,7 @@ import numpy as np
 from ..curation.columns import AGGREGATES
 from ..curation.engines.run import run_job
 from ..curation.filter_options import CLIP_COLUMN
+from ..curation.filter_plan import OTHER_LANGUAGES, FilterPlan
 from .common import (
     add_input_options,
     add_model_options,
@@ -22,7 +23,8 @@ from .common import (
 
 DESCRIPTION = (
     "Score a caption file (or many shards) and keep rows by one rule. NaN rows (blank or "
-    "non-text captions) are always dropped. Ties in top-k/top-fraction are broken by input order; "
+    "non-text captions) are always dropped; those in a language the model does not read as --other-languages "
+    "says (dropped by default). Ties in top-k/top-fraction are broken by input order; "
     "over shards, top-k/top-fraction rank all shards together."
 )
 EXAMPLES = """examples:
@@ -61,6 +63,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     other_rule.add_argument("--and-top-fraction", "--clip-top-fraction", type=float, help="also require its top F")
     other_rule.add_argument("--and-top-k", "--clip-top-k", type=int, help="also require its K highest values")
+    parser.add_argument(
+        "--other-languages",
+        choices=OTHER_LANGUAGES,
+        default=FilterPlan.other_languages,
+        help="rows whose caption is in a language the model does not read (NaN, named in icc_language): drop "
+        "them as any NaN row, or keep them whatever the rule (default: %(default)s)",
+    )
     nodes = parser.add_argument_group("lists of captions per row (GBC node captions)")
     nodes.add_argument(
         "--level",

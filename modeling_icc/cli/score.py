@@ -24,15 +24,17 @@ if TYPE_CHECKING:
 
 DESCRIPTION = (
     "Score captions for visual concreteness. Output keeps every input column and adds "
-    "icc_score (clipped to [0, 1]; NaN for blank or non-text captions) and icc_model; plain text is written "
-    "as TSV with a header (caption, icc_score, icc_model). Captions given as arguments print as a table "
+    "icc_score (clipped to [0, 1]; NaN for blank or non-text captions and for captions in a language the model "
+    "does not read: mini, lite and students read English), icc_model and icc_language (each caption's language, "
+    "'und' where too short or unsure to name); plain text is written as TSV with a header (caption, icc_score, "
+    "icc_model, icc_language). Captions given as arguments print as a table "
     "on a terminal. Only .txt output (score<TAB>caption) leaves out the other columns."
 )
 EXAMPLES = """examples:
   icc score "a man with a white shirt" "a great method of quantifying concreteness"
   icc score --model lite --input captions.txt --output scored.jsonl   # lite: fastest; like mini, no download
   icc score --input pool.parquet --column TEXT --output pool.scored.parquet --batch-size 512
-  cat captions.txt | icc score --input - > scored.tsv   # caption, icc_score, icc_model (with a header)
+  cat captions.txt | icc score --input - > scored.tsv   # caption, icc_score, icc_model, icc_language (a header)
   icc score --input 'pool/*.parquet' --output-dir scored/ --workers 2   # re-run to resume
   icc score --input 'shards/*.tar' --output-dir scores/   # tar shards -> parquet tables of scores
 """

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..scoring.base import ConcretenessScorer
+from ..scoring.languages import caption_languages, forget_languages
 from ..utils.errors import UserInputError
 
 AGGREGATES = ("min", "mean", "max")
@@ -168,6 +169,21 @@ def model_column(score_column: str) -> str:
     return "icc_model" if score_column == SCORE_COLUMN else f"{score_column}_model"
 
 
+def language_column(score_column: str) -> str:
+    """The column naming each caption's language beside ``score_column``: ``icc_language`` beside ``icc_score``,
+    ``{score_column}_language`` beside any other (not ``language``: multilingual pools such as LAION-2B-multi
+    carry a ``LANGUAGE`` column of their own)."""
+    return "icc_language" if score_column == SCORE_COLUMN else f"{score_column}_language"
+
+
+def languages_of(items: Sequence[Any], nested: bool) -> list[Any]:
+    """Each caption's language code (:func:`~modeling_icc.scoring.languages.caption_languages`): one per row,
+    or one list per row of a nested column (``None`` for a null row, a blank or non-text caption)."""
+    if not nested:
+        return caption_languages(items)
+    return [None if row is None else caption_languages(row) for row in items]
+
+
 def scored_columns(
     scorer: ConcretenessScorer,
     values: Any,
@@ -182,6 +198,8 @@ def scored_columns(
     raw = score_nested(scorer, items) if nested else score_flat(scorer, items)
     columns = score_columns(raw, output_column, raw_column=raw_column, aggregates=aggregates)
     columns[model_column(output_column)] = [scorer.model_id] * len(items)
+    columns[language_column(output_column)] = languages_of(items, nested)
+    forget_languages()  # named: the batch's captions need not stay in memory
     return columns
 
 

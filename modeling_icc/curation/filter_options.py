@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..utils.option_keywords import takes_options
 from .columns import SCORE_COLUMN
-from .filter_plan import ColumnRule, FilterPlan, Level
+from .filter_plan import ColumnRule, FilterPlan, Level, OtherLanguages
 from .io.formats import FORMAT_COLUMNS
 from .io.table import TEXT_COLUMN
 from .selection import KeepRule
@@ -31,6 +31,8 @@ class FilterOptions:
     scores without filtering); ``clip`` is a rule on ``clip_column``; ``level``, ``aggregate`` and
     ``node_columns`` are those of :class:`FilterPlan`. ``column`` ``None`` is the input's caption column
     (``caption``; a GBC graph's node captions) and ``node_columns`` ``None`` its aligned columns at node level.
+    ``other_languages``: what the ICC rule does with captions in a language the model does not read (NaN):
+    ``drop`` or ``keep`` them (:class:`FilterPlan`).
     """
 
     threshold: float | None = None
@@ -43,6 +45,7 @@ class FilterOptions:
     node_columns: Sequence[str] | None = None
     clip: KeepRule | None = None
     clip_column: str = CLIP_COLUMN
+    other_languages: OtherLanguages = FilterPlan.other_languages
 
     @property
     def rule(self) -> KeepRule | None:
@@ -71,6 +74,7 @@ class FilterOptions:
             node_columns,
             other,
             tie_break_column,
+            self.other_languages,
         )
 
     def filter_plan(self, tie_break_column: str | None = None) -> FilterPlan:

@@ -32,6 +32,7 @@ from .columns import (
     SCORE_COLUMN,
     aggregate,
     aggregate_column,
+    language_column,
     model_column,
     stored_scores_usable,
     to_float_array,
@@ -45,6 +46,10 @@ from .selection import Cut, KeepRule, fit_cuts, keep_mask
 RAW_SCORE_COLUMN = "__icc_raw_score"
 
 Level = Literal["row", "node"]
+#: What a filter does with the rows whose caption is in a language the model does not read (NaN scores):
+#: ``drop`` them as every NaN row, or ``keep`` them whatever the rule (to score them with another model).
+OtherLanguages = Literal["drop", "keep"]
+OTHER_LANGUAGES = ("drop", "keep")
 #: Each ranking rule's cut for one piece: ``"icc"`` and ``"other"``.
 Cuts = Mapping[str, Cut]
 
@@ -71,6 +76,8 @@ class FilterPlan:
     ranking cut where the engine has no global row order (Ray). ``nested`` and
     ``has_scores`` describe the input and are set by :meth:`bind`. An ICC ``threshold``
     outside [0, 1] is refused (scores are clipped to it); another column's may be any number.
+    ``other_languages``: what a row rule does with rows in a language the model does not read (NaN score, a
+    named language in :func:`~.columns.language_column`): ``drop`` (as any NaN row) or ``keep``.
     """
 
     rule: KeepRule | None = None
@@ -81,11 +88,16 @@ class FilterPlan:
     node_columns: tuple[str, ...] = ()
     other: ColumnRule | None = None
     tie_break_column: str | None = None
+    other_languages: OtherLanguages = "drop"
     nested: bool = False
     has_scores: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "node_columns", tuple(self.node_columns))
+        if self.other_languages not in OTHER_LANGUAGES:
+            raise UserInputError(
+                f"other_languages must be one of {', '.join(OTHER_LANGUAGES)}, got {self.other_languages!r}"
+            )
         if self.level not in ("row", "node"):
             raise UserInputError(f"level must be 'row' or 'node', got {self.level!r}")
         if self.aggregate is not None and self.aggregate not in AGGREGATES:
@@ -177,6 +189,8 @@ class FilterPlan:
             names.add(self.other.column)
         if self.row_rule is not None:
             names.add(self.score_column)
+            if self.other_languages == "keep":
+                names.add(language_column(self.score_column))
             if self.aggregate is not None:
                 names.add(aggregate_column(self.score_column, self.aggregate))
         return names
@@ -237,7 +251,19 @@ class FilterPlan:
                 continue
             cut = fit_cuts([values], rule)[0] if cuts is None else cuts[name]
             mask &= cut.mask(values, ids)
+        if self.other_languages == "keep" and self.row_rule is not None and not self.nested:
+            mask |= self.unread(columns)
         return mask
+
+    def unread(self, columns: Mapping[str, Any]) -> np.ndarray:
+        """Rows in a language the model does not read: a NaN score beside a named language (a blank caption's
+        language is null). Without the language column (scores stored by an older version) there are none."""
+        languages = columns.get(language_column(self.score_column))
+        scores = to_float_array(columns[self.score_column])
+        if languages is None:
+            return np.zeros(len(scores), dtype=bool)
+        named = np.fromiter((language is not None for language in to_pylist(languages)), bool, len(scores))
+        return np.isnan(scores) & named
 
     def keep_nodes(self, columns: Mapping[str, Any]) -> dict[str, list]:
         """The caption, score and node columns of a batch with, in each row, only the captions passing the rule.

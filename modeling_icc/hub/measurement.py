@@ -19,6 +19,7 @@ from ..curation.selection import KeepRule, keep_mask
 from ..scoring.base import ConcretenessScorer
 from ..scoring.hardware import FLOAT32
 from ..scoring.inputs import caption_list
+from ..scoring.languages import caption_languages
 from ..scoring.load import (
     DEFAULT_MODEL_ID,
     ZERO_DOWNLOAD_MODELS,
@@ -106,7 +107,9 @@ def compute_icc(
     """Score ``predictions`` (captions) and summarize on request.
 
     Returns ``icc_scores`` (one float per caption, clipped to [0, 1], NaN for blank,
-    missing or non-string captions) and ``icc_model`` (the model that scored them). ``aggregation``
+    missing or non-string captions and for captions in a language the model does not read),
+    ``icc_model`` (the model that scored them) and ``icc_languages`` (each caption's language code,
+    :mod:`~modeling_icc.scoring.languages`; ``None`` for a blank or non-string one). ``aggregation``
     adds ``icc_mean`` / ``icc_median`` / ``icc_std`` / ``icc_quantiles`` over the scored
     captions; ``threshold`` adds ``kept_fraction``, the share of all captions a
     ``score >= threshold`` filter keeps (NaN rows are never kept).
@@ -123,7 +126,11 @@ def compute_icc(
     options.check()  # an option the model would ignore is an error, as on the command line
     scorer = _scorer(options)
     scores = scorer.score(predictions, errors="nan")
-    result: dict = {"icc_scores": scores.tolist(), "icc_model": scorer.model_id}
+    result: dict = {
+        "icc_scores": scores.tolist(),
+        "icc_model": scorer.model_id,
+        "icc_languages": caption_languages(predictions),
+    }
     if aggregation is not None:
         result.update(summarize(scores, aggregation))
     if threshold is not None:

@@ -14,6 +14,7 @@ from ..utils.caption_wrappers import unwrap_caption
 from ..utils.web_junk import is_web_junk, web_junk_kind
 from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
+from .languages import caption_language, not_read_reason, reads
 
 _NO_SCORES = np.empty(0, dtype=np.float32)
 #: A scorer's per-call settings, set on a copy that shares the model's weights: not part of a cached model's
@@ -23,19 +24,23 @@ BATCH_SETTINGS = ("batch_size", "max_batch_tokens", "progress", "tokenize_worker
 
 @dataclass(frozen=True)
 class _ReadPiece:
-    """One list of captions as a scorer reads it: ``texts`` to score (with content, distinct, not web junk), and
-    how their scores go back to every position (``mask`` of captions with content, ``inverse`` to the distinct
-    ones, ``junk`` among the distinct ones, which score 0.0)."""
+    """One list of captions as a scorer reads it: ``texts`` to score (with content, distinct, not web junk, in a
+    language the model reads), and how their scores go back to every position (``mask`` of captions with
+    content, ``inverse`` to the distinct ones, ``junk`` among the distinct ones, which score 0.0, ``unread``
+    among them, in a language the model does not read, which score NaN)."""
 
     texts: list[str]
     mask: np.ndarray
     inverse: np.ndarray
     junk: np.ndarray
+    unread: np.ndarray
 
     def scores(self, values: np.ndarray, raw: bool) -> np.ndarray:
-        """Every position's score from ``values`` (those of ``texts``): NaN for blanks, clipped unless ``raw``."""
+        """Every position's score from ``values`` (those of ``texts``): NaN for blanks and captions in a language
+        the model does not read, clipped unless ``raw``."""
         distinct = np.zeros(len(self.junk), dtype=np.float32)
-        distinct[~self.junk] = values
+        distinct[self.unread] = np.nan
+        distinct[~(self.junk | self.unread)] = values
         scores = distinct[self.inverse]
         return scatter(scores if raw else np.clip(scores, 0.0, 1.0), self.mask)
 
@@ -52,12 +57,16 @@ class ConcretenessScorer(ABC):
     punctuation or a code: :func:`~modeling_icc.utils.web_junk.web_junk_kind`), and read every other caption
     without its wrappers (markup, escaped characters, a file name's extension: :meth:`text_read`); the peer
     baselines of ``icc bench`` read every caption as it is.
+    A caption in a language the model does not read (:attr:`languages`, :mod:`~.languages`) scores NaN.
     """
 
     #: Identifier recorded next to scores (Hub id, local path or "lite").
     model_id: str = "unknown"
     #: Whether web junk scores 0.0 (ICC's scorers) or goes to the model like any caption (the baselines).
     zeroes_web_junk: bool = False
+    #: The languages (ISO 639 codes) the model was shown to read: a caption named in another scores NaN
+    #: (:mod:`.languages`; undetermined captions are read). ``None``: any text (the peer baselines).
+    languages: frozenset[str] | None = None
 
     def score(self, texts: Iterable[object], *, errors: ErrorMode = "raise", raw: bool = False) -> np.ndarray:
         """Concreteness of each caption, in input order.
@@ -88,12 +97,22 @@ class ConcretenessScorer(ABC):
             yield read.popleft().scores(values, raw)
 
     def _read_piece(self, texts: Iterable[object], errors: ErrorMode) -> _ReadPiece:
-        """The captions the model reads of ``texts``: with content, distinct, not web junk, wrappers taken off."""
+        """The captions the model reads of ``texts``: with content, distinct, not web junk, in its languages,
+        wrappers taken off."""
         valid, mask = prepare_texts(texts, errors=errors)
         distinct, inverse = deduplicate(valid)
         junk = self.web_junk_mask(distinct)
-        read = [self.text_read(text) for text, skip in zip(distinct, junk, strict=True) if not skip]
-        return _ReadPiece(read, mask, inverse, junk)
+        unread = self.unread_mask(distinct) & ~junk
+        skip = junk | unread
+        read = [self.text_read(text) for text, skipped in zip(distinct, skip.tolist(), strict=True) if not skipped]
+        return _ReadPiece(read, mask, inverse, junk, unread)
+
+    def unread_mask(self, texts: list[str]) -> np.ndarray:
+        """Which captions are in a language this model does not read (none for a model of any language); named as
+        written, as the writers name them (``icc_language``)."""
+        if self.languages is None:
+            return np.zeros(len(texts), dtype=bool)
+        return np.fromiter((not reads(caption_language(text), self.languages) for text in texts), bool, len(texts))
 
     def text_read(self, text: str) -> str:
         """What the model reads of a caption that is no web junk: ICC's scorers take its wrappers off (markup,
@@ -119,7 +138,10 @@ class ConcretenessScorer(ABC):
         unread = [self.blank_or_junk_explanation(text, "occlusion") for text in texts]
         read = [self.text_read(text) for text, done in zip(texts, unread, strict=True) if done is None]
         explained = iter(occlusion_explanations(self, read))
-        return [done if done is not None else next(explained) for done in unread]
+        return [
+            done if done is not None else next(explained).in_language(caption_language(text))
+            for text, done in zip(texts, unread, strict=True)
+        ]
 
     def web_junk_mask(self, texts: list[str]) -> np.ndarray:
         """Which captions this scorer scores 0.0 as web junk (none for a scorer that does not zero it)."""
@@ -128,17 +150,24 @@ class ConcretenessScorer(ABC):
         return np.fromiter(map(is_web_junk, texts), dtype=bool, count=len(texts))
 
     def blank_or_junk_explanation(self, text: str, method: str) -> Explanation | None:
-        """The explanation of a caption the model does not read, shown as written: NaN when blank, 0.0 when web
-        junk (no terms; ``web_junk`` says what kind, ``method`` is ``"web junk"``); ``None`` for a caption the
-        model reads."""
+        """The explanation of a caption the model does not read, shown as written: NaN when blank or in a language
+        the model does not read (the reason as its method), 0.0 when web junk (no terms; ``web_junk`` says what
+        kind, ``method`` is ``"web junk"``); ``None`` for a caption the model reads."""
         if has_content(text):
+            language = caption_language(text)
             kind = web_junk_kind(text) if self.zeroes_web_junk else None
-            if kind is None:
+            if kind is not None:
+                return Explanation(
+                    [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id,
+                    text=text, offsets=[], web_junk=kind,
+                ).in_language(language)  # fmt: skip
+            if self.languages is None or reads(language, self.languages):
                 return None
+            method = not_read_reason(language, self.model_id, self.languages)
             return Explanation(
-                [], features=[], bias=None, total=0.0, score=0.0, method="web junk", model_id=self.model_id,
-                text=text, offsets=[], web_junk=kind,
-            )  # fmt: skip
+                [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id,
+                text=text, offsets=[],
+            ).in_language(language)  # fmt: skip
         return Explanation(
             [], features=[], bias=None, total=math.nan, score=math.nan, method=method, model_id=self.model_id,
             text=text, offsets=[],

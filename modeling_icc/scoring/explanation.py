@@ -30,6 +30,8 @@ class Explanation(list):
       ``text`` (``None`` where the terms are not pieces of it), so that :meth:`segments` shows the caption as it
       reads, punctuation and spacing kept;
     - ``web_junk``: for a caption scored 0.0 as web junk, what kind it is (no terms then), else ``None``.
+    - ``language``: the caption's language code (``und``: undetermined, see :mod:`.languages`), or ``None``
+      for a blank caption.
     """
 
     def __init__(
@@ -56,6 +58,12 @@ class Explanation(list):
         self.text = text
         self.offsets = offsets
         self.web_junk = web_junk
+        self.language: str | None = None
+
+    def in_language(self, language: str | None) -> Explanation:
+        """This explanation with the caption's ``language`` named (returned, so it chains)."""
+        self.language = language
+        return self
 
     def segments(self) -> list[tuple[str, float | None]]:
         """The caption cut into its terms, each with its contribution, and what lies between them (``None``):
@@ -83,6 +91,7 @@ class Explanation(list):
     def to_dict(self) -> dict[str, Any]:
         return {
             "model": self.model_id,
+            "language": self.language,
             "method": self.method,
             "text": self.text,
             "web_junk": self.web_junk,

@@ -13,6 +13,7 @@ from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
 from .inputs import caption_list
+from .languages import ENGLISH_ONLY, caption_language
 
 _DESCRIPTIONS = {feature.name: feature.description for feature in FEATURES}
 #: Features explained relative to their mean on the fitting data (so a typical value contributes ~0);
@@ -32,6 +33,7 @@ class LiteScorer(ConcretenessScorer):
 
     model_id = "lite"
     zeroes_web_junk = True
+    languages = ENGLISH_ONLY
 
     def __init__(self, lexicon: Lexicon | None = None, model: LiteModel | None = None) -> None:
         self.lexicon = lexicon or default_lexicon()
@@ -63,7 +65,7 @@ class LiteScorer(ConcretenessScorer):
         unread = self.blank_or_junk_explanation(text, "lite-linear")
         if unread is not None:
             return unread
-        text = text_read(self.text_read(text))
+        caption, text = text, text_read(self.text_read(text))
         values, shares = analyze(text, self.lexicon, detail=True)
         spans: dict[tuple[int, int], float] = {}
         feature_terms: list[tuple[str, float]] = []
@@ -93,7 +95,7 @@ class LiteScorer(ConcretenessScorer):
             model_id=self.model_id,
             text=text,
             offsets=offsets,
-        )
+        ).in_language(caption_language(caption))
 
     def explain_many(self, texts: list[str]) -> list[Explanation]:
         return [self.explain(text) for text in caption_list(texts)]

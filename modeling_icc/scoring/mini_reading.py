@@ -20,6 +20,7 @@ from .base import ConcretenessScorer
 from .chunks import Tokenize
 from .explanation import Explanation
 from .inputs import caption_list
+from .languages import ENGLISH_ONLY, caption_language
 from .progress import current_report, reporting_to
 from .tokenize_workers import TokenizerSpec, built_tokenizer
 
@@ -53,6 +54,7 @@ class MiniReading(ConcretenessScorer):
 
     model_id = "mini"
     zeroes_web_junk = True
+    languages = ENGLISH_ONLY
 
     def _set_reading(self, config: dict, tokenizer_json: str) -> None:
         """The window, lower-casing and tokenizer of ``config`` (a heads file's) and ``tokenizer_json``."""
@@ -96,7 +98,7 @@ class MiniReading(ConcretenessScorer):
         unread = self.blank_or_junk_explanation(text, EXPLANATION_METHOD)
         if unread is not None:
             return unread
-        text = self.text_read(text)
+        caption, text = text, self.text_read(text)
         prepared = self._prepare(text)
         normalized = normalize_caption(text)
         surface = normalized if len(normalized) == len(prepared) else prepared
@@ -141,7 +143,7 @@ class MiniReading(ConcretenessScorer):
             model_id=self.model_id,
             text=surface,
             offsets=[(start, end) for start, end, _ in spans],
-        )
+        ).in_language(caption_language(caption))
 
     def _prepare(self, text: str) -> str:
         return prepare_text(text, self.lowercase)

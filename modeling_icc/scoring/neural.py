@@ -12,6 +12,7 @@ from ..models.icc.fast_encoder import FastICCEncoder, supports_fast_encoder
 from ..models.icc.modeling_icc import ICCForConcreteness
 from .arguments import zero_or_more
 from .base import ConcretenessScorer
+from .languages import ENGLISH_ONLY
 from .runner import default_tokenize_workers, pad_multiple, score_length_sorted_stream
 from .tokenize_workers import TokenizerSpec
 
@@ -43,6 +44,8 @@ class NeuralScorer(ConcretenessScorer):
     """
 
     zeroes_web_junk = True
+    #: The published student was distilled on English captions (the paper's LAION/CC3M pools).
+    languages = ENGLISH_ONLY
 
     def __init__(
         self,

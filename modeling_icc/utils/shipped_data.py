@@ -16,6 +16,11 @@ PAPER_EXAMPLES_FILE = "paper_examples.jsonl"
 DEMO_CAPTIONS_FILE = "demo_captions.txt"
 CC3M_CAPTIONS_FILE = "cc3m_validation_captions.tsv"
 LAION_JUNK_FILE = "laion_alttext_junk.tsv"
+LAION_SAMPLE_FILE = "laion_alttext_sample.tsv"
+TRANSLATIONS_FILE = "caption_translations.jsonl"
+SHORT_ENGLISH_FILE = "short_english_captions.txt"
+#: The languages of ``caption_translations.jsonl`` besides English.
+TRANSLATED_LANGUAGES = ("de", "fr", "es", "zh", "ru", "ja")
 #: Distinct CC3M captions the noise stability benchmark measures by default (seed 0).
 CC3M_STABILITY_SAMPLE_SIZE = 2000
 
@@ -91,6 +96,26 @@ def laion_junk_texts() -> list[str]:
     """The LAION-400M alt-texts that are one URL or one image file name, as scraped (``ATTRIBUTION.md``)."""
     with open(data_path(LAION_JUNK_FILE), encoding="utf-8", newline="") as handle:
         return [row["text"] for row in csv.DictReader(handle, delimiter="\t")]
+
+
+def laion_sample_texts() -> list[str]:
+    """The 5,000 alt-texts of the LAION-400M sample, whitespace made single spaces (unlabelled; ``ATTRIBUTION.md``)."""
+    with open(data_path(LAION_SAMPLE_FILE), encoding="utf-8", newline="") as handle:
+        return [row["text"] for row in csv.DictReader(handle, delimiter="\t")]
+
+
+def caption_translations() -> list[dict]:
+    """The 77 captions with their translations (``ATTRIBUTION.md``): ``source``, ``source_id``, ``partition``
+    (``fit``, ``frozen``, ``cc3m``), ``label`` (``concrete``, ``abstract`` or ``None``), ``en`` and one field per
+    code of :data:`TRANSLATED_LANGUAGES`."""
+    lines = data_path(TRANSLATIONS_FILE).read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def short_english_captions() -> list[str]:
+    """Short English captions (names, numbers, codes, one to three words) a language step must still read."""
+    lines = data_path(SHORT_ENGLISH_FILE).read_text(encoding="utf-8").splitlines()
+    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
 
 
 def cc3m_distinct_captions() -> list[str]:

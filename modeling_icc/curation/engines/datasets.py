@@ -32,7 +32,7 @@ from tqdm.auto import tqdm
 from ...scoring.load import named_model_id
 from ...scoring.options import ScoringOptions, takes_scoring_options
 from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, model_column, to_pylist
+from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, language_column, model_column, to_pylist
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
 from .passes import fit_in_memory, gather
@@ -76,6 +76,7 @@ def _features(score: ScoreColumns, base: Features | None) -> Features | None:
     for how in score.aggregates:
         features[aggregate_column(score.output_column, how)] = Value("float32")
     features[model_column(score.output_column)] = Value("string")
+    features[language_column(score.output_column)] = List(Value("string")) if score.nested else Value("string")
     return features
 
 

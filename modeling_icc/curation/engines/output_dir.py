@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections import Counter
 from contextlib import ExitStack
 from dataclasses import asdict, replace
 from typing import Any
@@ -187,6 +188,8 @@ def _summary(job: Job, wall_seconds: float, workers: int) -> dict[str, Any]:
         "rows": rows,
         "kept": sum(item["kept"] for item in stats),
         "nan": sum(item["nan"] for item in stats),
+        "not_read": sum(item.get("not_read", 0) for item in stats),
+        "languages": dict(sum((Counter(item.get("languages", {})) for item in stats), Counter()).most_common()),
         "decode_errors": sum(item["decode_errors"] for item in stats),
         "seconds_in_shards": round(busy, 3),
         "rows_per_second_per_worker": round(rows / busy, 1) if busy else None,

@@ -248,7 +248,7 @@ def _output(stack: ExitStack, unit: Unit, before_commit: Callable[[], None] | No
 def _account(
     result: UnitResult, job: Job, plan: FilterPlan, table: CaptionTable, piece: pieces.ScoredPiece, rows: np.ndarray
 ) -> None:
-    result.stats.add(piece.scores)
+    result.stats.add(piece.scores, piece.languages)
     result.rows += len(table)
     result.kept += len(rows)
     if plan.level == "node":

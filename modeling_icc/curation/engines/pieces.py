@@ -16,9 +16,20 @@ from typing import Any
 import numpy as np
 
 from ...scoring.base import ConcretenessScorer
+from ...scoring.languages import caption_languages, forget_languages
 from ...scoring.progress import reporting_to
 from ...utils.errors import UserInputError
-from ..columns import AGGREGATES, flat_captions, is_nested, model_column, per_row, score_columns, score_flat_stream
+from ..columns import (
+    AGGREGATES,
+    flat_captions,
+    is_nested,
+    language_column,
+    languages_of,
+    model_column,
+    per_row,
+    score_columns,
+    score_flat_stream,
+)
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan
 from ..io.table import CaptionTable
 
@@ -36,6 +47,8 @@ class ScoredPiece:
     columns: dict[str, Any]
     keep: np.ndarray | None
     scores: np.ndarray
+    #: The language code of every caption scored (flat, as ``scores``; ``None``: blank or non-text).
+    languages: list[str | None]
 
 
 def bind(
@@ -116,19 +129,29 @@ def ranking_values(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> di
 def finish(
     plan: FilterPlan, table: CaptionTable, raw: np.ndarray, model_id: str, cuts: Cuts | None = None
 ) -> ScoredPiece:
-    """The piece to write; ``cuts`` apply ranking rules fitted over every piece (without them: this piece alone)."""
+    """The piece to write; ``cuts`` apply ranking rules fitted over every piece (without them: this piece alone).
+
+    Each caption's language is named (:func:`~modeling_icc.scoring.languages.caption_languages`: the scorer
+    named each one already, so this reads its cache) beside its score."""
+    languages = caption_languages(flat_captions(table.captions, plan.nested))
+    forget_languages()  # named: this piece's captions need not stay in memory (see CACHE_SIZE)
     view = _view(plan, table, raw)
     if plan.level == "node":
         names = (plan.column, *plan.node_columns)
         kept = plan.keep_nodes({**view, **{name: table.values(name) for name in names}})
         table = table.with_values({name: kept.pop(name) for name in names})
         view.update(kept)
+    view[language_column(plan.score_column)] = (
+        languages_of(table.captions, nested=True) if plan.nested else np.array(languages, dtype=object)
+    )
     keep = plan.mask(view, len(table), cuts) if plan.rules() else None
     hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
     columns = {name: values for name, values in view.items() if name not in hidden}
     # An object array goes to Arrow without a Python step per row.
     columns[model_column(plan.score_column)] = np.full(len(table), model_id, dtype=object)
-    return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0))
+    name = language_column(plan.score_column)
+    columns[name] = columns.pop(name)  # after the model's column, as the other engines write it
+    return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0), languages)
 
 
 def _view(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> dict[str, Any]:

@@ -39,7 +39,7 @@ import ray.data
 from ...scoring.load import named_model_id
 from ...scoring.options import ScoringOptions, takes_scoring_options
 from ...scoring.threads import set_cpu_threads
-from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, model_column
+from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, language_column, model_column
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
 from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
 from .passes import fit_in_memory, gather
@@ -59,6 +59,8 @@ class ScoreBatches:
         for name, values in new.items():
             if name == model_column(self.score.output_column):
                 kind = pa.string()
+            elif name == language_column(self.score.output_column):
+                kind = pa.list_(pa.string()) if self.score.nested else pa.string()
             else:
                 kind = pa.list_(pa.float32()) if isinstance(values, list) else pa.float32()
             array = pa.array(values, type=kind)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...scoring.languages import forget_languages
 from ...scoring.options import Notice, warn
 from ...utils.locations import is_url, storage_errors
 from ..job_spec import JobSpec
@@ -23,8 +24,11 @@ def run_job(spec: JobSpec, notice: Notice = warn) -> UnitResult | dict[str, Any]
     """Run ``spec``: a single-file job's :class:`~.unit_result.UnitResult`, or a sharded job's
     summary (also written to the output directory's ``_summary.json``)."""
     remote = [name for name in (spec.output_dir, spec.output, *spec.inputs) if name and is_url(name)]
-    with storage_errors(remote[0] if remote else None):
-        job = resolve(spec, notice)
-        if job.sharded:
-            return run_sharded(job, spec.scoring.load(notice), notice)
-        return run_single_file(job, lambda: spec.scoring.load(notice), notice)
+    try:
+        with storage_errors(remote[0] if remote else None):
+            job = resolve(spec, notice)
+            if job.sharded:
+                return run_sharded(job, spec.scoring.load(notice), notice)
+            return run_single_file(job, lambda: spec.scoring.load(notice), notice)
+    finally:
+        forget_languages()  # a job leaves none of its captions held in memory

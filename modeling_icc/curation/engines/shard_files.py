@@ -79,6 +79,8 @@ def commit_unit(job: Job, unit: Unit, result: UnitResult, before_commit: Callabl
         "rows": result.rows,
         "kept": result.kept,
         "nan": result.stats.nan,
+        "not_read": result.stats.not_read,
+        "languages": dict(result.stats.languages.most_common()),
         "decode_errors": result.decode_errors,
         "output_bytes": unit.output.stat().st_size,
         "model": result.model_id,

