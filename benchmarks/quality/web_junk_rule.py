@@ -1,7 +1,7 @@
 """The web-junk rule's two kinds of error: real captions it takes for junk, and junk it leaves to the model.
 
 False positives (real captions scored 0.0 without being read): every distinct CC3M validation caption, the 303
-dev captions, the shared LAION-400M sample (``--laion``: the 5,000 rows of ``../shared/data``; each row the rule
+dev captions, the LAION-400M sample the package ships (``modeling_icc/data/laion_alttext_sample.tsv``; each row the rule
 flags is counted a false positive unless it is in :data:`LAION_JUNK_ROWS`, the flagged rows read and judged junk
 by a person), and the short captions written for the rule (one word, names, models, numbers, other scripts,
 captions inside a wrapper: ``modeling_icc/evaluation/web_junk_cases.py``). Misses (junk that goes to the model):
@@ -25,11 +25,9 @@ from pathlib import Path
 from modeling_icc.evaluation.web_junk_cases import generated_junk, short_real_captions
 from modeling_icc.utils import web_junk
 from modeling_icc.utils.provenance import environment, write_json
-from modeling_icc.utils.shipped_data import cc3m_distinct_captions, dev_split
+from modeling_icc.utils.shipped_data import LAION_SAMPLE_FILE, cc3m_distinct_captions, dev_split, laion_sample_texts
 
-ROOT = Path(__file__).resolve().parents[2]
 RESULTS = Path(__file__).resolve().parent  # the quality results sit beside this script
-LAION_SAMPLE = ROOT.parent / "shared" / "data" / "laion400m_alttext_sample_5k.parquet"
 #: Rows of the shared LAION sample flagged by this rule or the one before it, read and judged junk. Any other
 #: flagged row counts as a false positive (a descriptive file name too: it is a caption in a wrapper).
 LAION_JUNK_ROWS = {
@@ -64,11 +62,9 @@ def other_check(tree: Path) -> Check:
     return module.is_web_junk
 
 
-def laion_rows(path: Path) -> list[tuple[int, str]]:
-    import pandas as pd
-
-    texts = pd.read_parquet(path, columns=["TEXT"])["TEXT"].tolist()
-    return [(row, text) for row, text in enumerate(texts) if isinstance(text, str) and text.strip()]
+def laion_rows() -> list[tuple[int, str]]:
+    """The shipped LAION sample's rows with text, by row number (the numbers :data:`LAION_JUNK_ROWS` uses)."""
+    return [(row, text) for row, text in enumerate(laion_sample_texts()) if text.strip()]
 
 
 def count(texts: list[str], check: Check, junk: bool) -> dict:
@@ -77,21 +73,20 @@ def count(texts: list[str], check: Check, junk: bool) -> dict:
     return {"count": len(wrong), "total": len(texts), "texts": sorted(set(wrong))}
 
 
-def measure(check: Check, laion: list[tuple[int, str]] | None) -> dict:
+def measure(check: Check, laion: list[tuple[int, str]]) -> dict:
     real = {"CC3M validation (distinct)": cc3m_distinct_captions(), "dev split": [r["caption"] for r in dev_split()]}
     real.update(short_real_captions())
     result: dict = {
         "false_positives": {name: count(texts, check, junk=False) for name, texts in real.items()},
         "misses": {name: count(texts, check, junk=True) for name, texts in generated_junk().items()},
     }
-    if laion is not None:
-        flagged = {row: text for row, text in laion if check(text)}
-        result["false_positives"]["LAION-400M shared sample"] = {
-            "count": sum(row not in LAION_JUNK_ROWS for row in flagged),
-            "total": len(laion),
-            "flagged": len(flagged),
-            "texts": [text for row, text in flagged.items() if row not in LAION_JUNK_ROWS],
-        }
+    flagged = {row: text for row, text in laion if check(text)}
+    result["false_positives"]["LAION-400M shared sample"] = {
+        "count": sum(row not in LAION_JUNK_ROWS for row in flagged),
+        "total": len(laion),
+        "flagged": len(flagged),
+        "texts": [text for row, text in flagged.items() if row not in LAION_JUNK_ROWS],
+    }
     generated = result["misses"].values()
     result["misses"]["all generated junk"] = {
         "count": sum(kind["count"] for kind in generated),
@@ -129,19 +124,18 @@ def summary(result: dict) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--laion", type=Path, default=LAION_SAMPLE, help="the shared LAION-400M sample (parquet)")
     parser.add_argument("--scorers", default="", help="comma-separated load_scorer names to score the issue's texts")
     parser.add_argument("--compare-with", type=Path, default=None, help="another checkout's source tree")
     parser.add_argument("--out", type=Path, default=RESULTS / "web_junk_rule.json")
     args = parser.parse_args()
-    laion = laion_rows(args.laion) if args.laion.exists() else None
+    laion = laion_rows()
     results = {"this tree": measure(web_junk.is_web_junk, laion)}
     if args.compare_with is not None:
         results["compared tree"] = measure(other_check(args.compare_with), laion)
     payload = {
         "benchmark": "web_junk_rule",
         "command": "python benchmarks/quality/web_junk_rule.py " + shlex.join(sys.argv[1:]),
-        "laion_sample": str(args.laion) if laion is not None else f"not found: {args.laion}",
+        "laion_sample": f"modeling_icc/data/{LAION_SAMPLE_FILE}",
         "environment": environment("cpu"),
         "results": results,
     }
