@@ -127,7 +127,7 @@ def test_empty_jsonl_gives_an_empty_output_as_empty_txt_does(tmp_path, capsys):
     for name in ("out.jsonl", "out.csv", "out.parquet"):
         assert icc("score", "--model", "lite", "-i", empty, "-o", tmp_path / name) == 0, capsys.readouterr().err
     assert (tmp_path / "out.jsonl").read_bytes() == b""
-    assert (tmp_path / "out.csv").read_text().splitlines() == ["icc_score,icc_model"]
+    assert (tmp_path / "out.csv").read_text().splitlines() == ["icc_score,icc_model,icc_language"]
     assert "icc: wrote 0 rows to" in capsys.readouterr().err
     result = icc_process("filter", "--model", "lite", "-i", "-", "--format", "jsonl", "--top-k", "3", input="")
     assert result.returncode == 0 and result.stdout == "", result.stderr
@@ -382,7 +382,7 @@ def test_closed_stderr_keeps_messages_out_of_the_output(captions):
     result = icc_process("score", "--model", "lite", "-i", captions, preexec_fn=_closing(2))
     assert result.returncode == 0
     header, *rows = result.stdout.splitlines()
-    assert header == "caption\ticc_score\ticc_model"
+    assert header == "caption\ticc_score\ticc_model\ticc_language"
     assert [line.split("\t")[0] for line in rows] == ["a dog on a beach", "the meaning of life"]
 
 
@@ -397,7 +397,7 @@ def test_a_reader_that_goes_away_ends_the_command_quietly(tmp_path):
             stderr=subprocess.PIPE,
             text=True,
         )
-        assert process.stdout.readline() == "caption\ticc_score\ticc_model\n"
+        assert process.stdout.readline() == "caption\ticc_score\ticc_model\ticc_language\n"
         assert process.stdout.readline().startswith("a dog on a beach\t")
         process.stdout.close()
         assert process.wait() == 0

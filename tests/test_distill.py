@@ -58,11 +58,11 @@ def _training(**overrides) -> StudentTrainingArguments:
 def test_student_learns_a_learnable_target_and_loads_everywhere(backbone, tmp_path):
     texts = training_corpus()
     target = _learnable_target(texts)
-    before = np.mean((predict(backbone, texts) - target) ** 2)
+    before = np.nanmean((predict(backbone, texts) - target) ** 2)  # NaN: the few captions in other languages
     metrics = distill_student(
         texts, target, tmp_path / "student", _config(backbone), _training(), {"teachers": "synthetic"}
     )
-    after = np.mean((predict(tmp_path / "student", texts) - target) ** 2)
+    after = np.nanmean((predict(tmp_path / "student", texts) - target) ** 2)
     assert after < 0.5 * before, (before, after)
     assert metrics["pearson"] > 0.3 and "spearman" in metrics
     assert type(AutoModel.from_pretrained(tmp_path / "student")) is ICCForConcreteness

@@ -41,6 +41,9 @@ def test_shipped_parameters_are_what_the_fitting_script_produces(dev):
 def test_calibration_puts_half_the_annotation_split_at_one_half(dev):
     texts, labels = dev
     scores = LiteScorer().score(texts)
+    read = ~np.isnan(scores)  # the dev captions in other languages are not read
+    assert read.sum() >= 0.95 * len(texts)
+    scores, labels = scores[read], labels[read]
     concrete_half = labels >= 2
     accuracy = ((scores >= 0.5) == concrete_half).mean()
     assert accuracy >= 0.75
@@ -71,7 +74,7 @@ def test_paper_examples_concrete_above_abstract(paper_examples):
         "Little girl sitting in armchair Stock Photos",
         "Телескоп Celestron Advanced VX 8 — $499 at www.example.com",
         "🐈 on a 🛋️",
-        "İstanbul'da bir kedi",  # lower() changes the length of this string
+        "a cat on a street in İstanbul",  # lower() changes the length of this string
     ],
 )
 def test_lite_explanations_add_up_to_the_logit(text):
@@ -102,7 +105,8 @@ def test_huge_unicode_and_deterministic():
     scorer = LiteScorer()
     texts = ["a red car " * 50_000, "東京タワーの夜景", "🐈🐈🐈", "Ελληνικά", "\x00\x01 control chars"]
     first = scorer.score(texts)
-    assert np.isfinite(first).all() and ((first >= 0) & (first <= 1)).all()
+    assert np.isnan(first).tolist() == [False, True, False, True, False]  # Japanese and Greek: not read
+    assert ((first[[0, 2, 4]] >= 0) & (first[[0, 2, 4]] <= 1)).all()
     np.testing.assert_array_equal(first, LiteScorer().score(texts))
 
 

@@ -17,6 +17,7 @@ from modeling_icc.curation.engines.run import run_job
 from modeling_icc.curation.job_spec import JobSpec, ScoringOptions
 from modeling_icc.scoring import chunks, runner
 from modeling_icc.scoring.batching import pad_packed, pad_rows, padded_width, plan_batches
+from modeling_icc.scoring.languages import ENGLISH_ONLY, caption_language, reads
 from modeling_icc.scoring.tokenize_workers import (
     PackedTokens,
     TokenizerSpec,
@@ -75,9 +76,10 @@ def test_a_worker_error_is_raised_to_the_caller_and_the_worker_lives_on():
 
 def reference_scores(model, tokenizer, texts: list[str]) -> np.ndarray:
     """The scorer's contract computed plainly: the transformers call, padded batches, one forward per batch;
-    web junk scores 0.0 without the model."""
+    web junk scores 0.0 without the model, a caption in a language students do not read NaN."""
     out = np.full(len(texts), np.nan, dtype=np.float32)
     valid = [i for i, text in enumerate(texts) if isinstance(text, str) and text.strip()]
+    valid = [i for i in valid if reads(caption_language(texts[i]), ENGLISH_ONLY)]
     junk = {i for i in valid if is_web_junk(texts[i])}
     out[sorted(junk)] = 0.0
     valid = [i for i in valid if i not in junk]

@@ -46,6 +46,8 @@ SCRIPTS = {
     "ARABIC": "Arab", "HEBREW": "Hebr", "THAI": "Thai", "DEVANAGARI": "Deva", "BENGALI": "Beng", "TAMIL": "Taml",
     "GEORGIAN": "Geor", "ARMENIAN": "Armn", "ETHIOPIC": "Ethi",
 }  # fmt: skip
+#: A caption's language is named from its first characters only: a megabyte-long caption costs what a page does.
+MAX_LANGUAGE_CHARS = 4096
 #: The identifier's best languages looked at: enough to see whether English is a close second.
 TOP_LANGUAGES = 5
 #: Distinct captions whose language is remembered, so a file job names each caption once although both the scorer
@@ -130,7 +132,7 @@ class Observation:
 def observe(text: str, min_words: int | None = None) -> Observation:
     """:class:`Observation` of ``text``. With ``min_words`` the identifier is not run where its answer is not
     needed: Latin-script text of fewer words, or holding one of :data:`ENGLISH_WORDS`."""
-    text = unwrap_caption(text)  # as ICC's models read it: markup, escapes, a file name's extension taken off
+    text = unwrap_caption(text[:MAX_LANGUAGE_CHARS])  # as the models read it: wrappers taken off
     if not text.isascii():  # and normalized (normalize_caption): full-width letters are Latin letters
         text = unicodedata.normalize("NFKC", text)
     latin, words = _latin_share(text) >= MIN_LATIN_SHARE, _word_count(text)
