@@ -8,8 +8,8 @@ time budget is spent, the JSON rewritten after each so a cut-off run keeps what 
 - ``score``: ``load_scorer(folder, device=...).score(captions)`` end to end, defaults (key
   ``end_to_end_captions_per_s``, goal 150,000/s: the second pass; the first, which meets every batch shape for
   the first time, apart), and the distinct batch shapes the model ran; a job's pieces of 16,384 captions as
-  one ``score`` call each and as one ``score_stream``; what ``score`` does before the model (checks, repeats, web junk) per
-  caption; and with the tokenizer in the scoring process;
+  one ``score`` call each and as one ``score_stream``; what ``score`` does before the model (checks, repeats,
+  web junk) per caption; and with the tokenizer in the scoring process;
 - ``invariance``: bit for bit on the device, the student's and mini's scores of 10,000 captions alone, in
   reverse order, mixed into as many other captions, and (the first 100) one at a time (issue 49);
 - ``forward``: the model alone on pre-tokenized, length-sorted batches already on the device (the ceiling):
