@@ -20,13 +20,17 @@ from modeling_icc.hub.measurement import compute_icc
 from modeling_icc.scoring.languages import (
     ENGLISH,
     ENGLISH_ONLY,
+    MAX_LANGUAGE_CHARS,
     POLICY,
     UNDETERMINED,
     LanguagePolicy,
     caption_language,
     caption_languages,
+    name_language,
+    observe,
     reads,
 )
+from modeling_icc.utils.caption_wrappers import unwrap_caption
 from modeling_icc.utils.errors import UserInputError
 from modeling_icc.utils.shipped_data import (
     TRANSLATED_LANGUAGES,
@@ -78,6 +82,24 @@ def test_text_in_another_script_is_never_read_by_an_english_model_however_short(
     assert named == {"猫": "und-Hani", "山": "ja", "猫 と 犬": "ja", "我 的 猫": "zh", "한 개": "ko"}
     assert not any(reads(language, ENGLISH_ONLY) for language in named.values())
     assert np.isnan(load_scorer("lite").score(list(named))).all()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<b>Der Hund</b> l&auml;uft &uuml;ber die Wiese.jpg",
+        "<p>a dog on the beach</p>",
+        "Western Digital WD20EARS 2TB Specs",
+        "ＦＵＬＬ ＷＩＤＴＨ caption text here",
+        "Собаки бегут по пляжу",
+        "ein rotes Auto " * (MAX_LANGUAGE_CHARS // 15 + 1) + "the",  # named from its first characters only
+    ],
+)
+def test_a_caption_is_named_alike_from_its_text_or_from_what_the_scorer_read(text):
+    # a scorer passes the caption as it read it, so its wrappers are taken off once: the name must not change
+    named = name_language(text)
+    assert name_language(text, unwrap_caption(text)) == named
+    assert named == POLICY.language(observe(text))  # the English-word shortcut is the policy's first answer
 
 
 def test_blank_and_non_text_have_no_language():

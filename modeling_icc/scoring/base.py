@@ -102,17 +102,28 @@ class ConcretenessScorer(ABC):
         valid, mask = prepare_texts(texts, errors=errors)
         distinct, inverse = deduplicate(valid)
         junk = self.web_junk_mask(distinct)
-        unread = self.unread_mask(distinct) & ~junk
-        skip = junk | unread
-        read = [self.text_read(text) for text, skipped in zip(distinct, skip.tolist(), strict=True) if not skipped]
+        kept = [text for text, skipped in zip(distinct, junk.tolist(), strict=True) if not skipped]
+        kept_read = [self.text_read(text) for text in kept]
+        unread = np.zeros(len(distinct), dtype=bool)
+        unread[~junk] = self.unread_mask(kept, kept_read)
+        read = [text for text, skipped in zip(kept_read, unread[~junk].tolist(), strict=True) if not skipped]
         return _ReadPiece(read, mask, inverse, junk, unread)
 
-    def unread_mask(self, texts: list[str]) -> np.ndarray:
+    def unread_mask(self, texts: list[str], read: list[str] | None = None) -> np.ndarray:
         """Which captions are in a language this model does not read (none for a model of any language); named as
-        written, as the writers name them (``icc_language``)."""
+        written, as the writers name them (``icc_language``). ``read``: each as :meth:`text_read` gives it, where
+        the caller has them, so that their wrappers are not taken off twice."""
         if self.languages is None:
             return np.zeros(len(texts), dtype=bool)
-        return np.fromiter((not reads(caption_language(text), self.languages) for text in texts), bool, len(texts))
+        as_read = read if read is not None and self.zeroes_web_junk else [None] * len(texts)
+        return np.fromiter(
+            (
+                not reads(caption_language(text, seen), self.languages)
+                for text, seen in zip(texts, as_read, strict=True)
+            ),
+            bool,
+            len(texts),
+        )
 
     def text_read(self, text: str) -> str:
         """What the model reads of a caption that is no web junk: ICC's scorers take its wrappers off (markup,

@@ -132,14 +132,34 @@ class Observation:
 def observe(text: str, min_words: int | None = None) -> Observation:
     """:class:`Observation` of ``text``. With ``min_words`` the identifier is not run where its answer is not
     needed: Latin-script text of fewer words, or holding one of :data:`ENGLISH_WORDS`."""
-    text = unwrap_caption(text[:MAX_LANGUAGE_CHARS])  # as the models read it: wrappers taken off
-    if not text.isascii():  # and normalized (normalize_caption): full-width letters are Latin letters
-        text = unicodedata.normalize("NFKC", text)
-    latin, words = _latin_share(text) >= MIN_LATIN_SHARE, _word_count(text)
-    english_word = latin and not ENGLISH_WORDS.isdisjoint(text.lower().split())
+    return _observe_seen(_as_read(text, None), min_words)
+
+
+def _observe_seen(text: str, min_words: int | None) -> Observation:
+    """:func:`observe` of text already as the models read it (:func:`_as_read`)."""
+    latin = _is_mostly_latin(text)
+    english_word = latin and _has_english_word(text)
+    words = _word_count(text)
     needed = min_words is None or not latin or (words >= min_words and not english_word)
     best = _best(text, latin) if needed else ()
     return Observation(latin, words, english_word, best, "Latn" if latin else _script(text))
+
+
+def _as_read(text: str, read: str | None) -> str:
+    """``text``'s first :data:`MAX_LANGUAGE_CHARS` characters as the models read them: wrappers taken off
+    (``read`` where given, which is that for a caption no longer than that) and normalized (normalize_caption):
+    full-width letters are Latin letters."""
+    if read is None or len(text) > MAX_LANGUAGE_CHARS:
+        read = unwrap_caption(text[:MAX_LANGUAGE_CHARS])
+    return read if read.isascii() else unicodedata.normalize("NFKC", read)
+
+
+def _is_mostly_latin(text: str) -> bool:
+    return text.isascii() or _latin_share(text) >= MIN_LATIN_SHARE
+
+
+def _has_english_word(text: str) -> bool:
+    return not ENGLISH_WORDS.isdisjoint(text.lower().split())
 
 
 def _script(text: str) -> str:
@@ -231,20 +251,24 @@ def forget_languages() -> None:
     _RECENT.clear()
 
 
-def caption_language(text: str) -> str:
+def caption_language(text: str, read: str | None = None) -> str:
     """:func:`name_language`, remembered for the last captions named (see :data:`CACHE_SIZE`)."""
     language = _RECENT.get(text)
     if language is None:
-        language = name_language(text)
+        language = name_language(text, read)
         _RECENT.put(text, language)
     return language
 
 
-def name_language(text: str) -> str:
+def name_language(text: str, read: str | None = None) -> str:
     """The ISO 639 code of ``text``'s language (:data:`POLICY`); :data:`UNDETERMINED` where the identifier is not
     sure, text without letters (``747``) and Latin-script captions of one or two words (``Paris``) among them;
-    ``und-`` and the script (``und-Hani``) for text in another script it cannot name."""
-    return POLICY.language(observe(text, POLICY.min_words))
+    ``und-`` and the script (``und-Hani``) for text in another script it cannot name. ``read``: ``text`` as the
+    models read it, where the caller has it (a scorer), so that its wrappers are not taken off twice."""
+    seen = _as_read(text, read)
+    if _is_mostly_latin(seen) and _has_english_word(seen):  # the policy's first answer, at a tenth of its cost
+        return ENGLISH
+    return POLICY.language(_observe_seen(seen, POLICY.min_words))
 
 
 def caption_languages(values: Iterable[object]) -> list[str | None]:
