@@ -1,7 +1,7 @@
 """Code that makes a Python process unable to import torch and the other extras, as the core install is."""
 
-#: The extras' modules a core install lacks.
-EXTRA_MODULES = ("torch", "transformers", "datasets", "evaluate", "onnx", "sklearn")
+#: The extras' modules a core install lacks (pyarrow: the ``parquet`` extra).
+EXTRA_MODULES = ("torch", "transformers", "datasets", "evaluate", "onnx", "sklearn", "pyarrow")
 
 
 def blocker(modules: tuple[str, ...] = EXTRA_MODULES) -> str:

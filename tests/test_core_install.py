@@ -23,8 +23,8 @@ DEMO = re.search(r"^icc filter --model mini --threshold 0\.5 --input modeling_ic
 QUICKSTART = re.search(r"## Quickstart\n.*?```python\n(.*?)```", README, re.S)
 #: Printed lines a block promises (``# -> TEXT``).
 PRINTS = re.compile(r"#\s*->\s?(.*)$", re.M)
-#: A guard, well under a torch build (0.75 GB for the CPU build): what the core measured is in docs/usage.md.
-MAX_SITE_PACKAGES_MB = 600
+#: Issue 50's goal for the core's site-packages, the venv's own pip and setuptools included (measured: docs/usage.md).
+MAX_SITE_PACKAGES_MB = 400
 
 
 def site_packages_mb(python: Path) -> float:
@@ -44,7 +44,7 @@ def test_the_core_installs_without_torch_and_runs_the_readme_offline(tmp_path):
     subprocess.run([*pip, *BASE_INSTALL.split()[1:]], check=True, timeout=600)
     installed = subprocess.run([*pip, "list", "--format=freeze"], capture_output=True, text=True, check=True).stdout
     names = {line.partition("==")[0].lower() for line in installed.splitlines()}
-    assert not {"torch", "transformers", "datasets", "evaluate"} & names
+    assert not {"torch", "transformers", "datasets", "evaluate", "pyarrow"} & names
     assert not [name for name in names if name.startswith("nvidia")]
     assert site_packages_mb(python) < MAX_SITE_PACKAGES_MB
 

@@ -16,9 +16,8 @@ from no_torch import EXTRA_MODULES, blocker
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "modeling_icc" / "data" / "demo_captions.txt"
 #: Ends every blocked process: which of the extras' modules it imported after all.
-REPORT_IMPORTS = (
-    "\nimport sys\nprint('imported:', [m for m in ('torch', 'transformers', 'datasets') if m in sys.modules])\n"
-)
+REPORTED = ("torch", "transformers", "datasets", "pyarrow")
+REPORT_IMPORTS = f"\nimport sys\nprint('imported:', [m for m in {REPORTED!r} if m in sys.modules])\n"
 
 
 def run_without_torch(
@@ -94,7 +93,11 @@ def test_the_datasets_engine_scores_and_filters_with_datasets_and_without_torch(
     )
     done = run_without_torch(code, tmp_path, blocked=("torch", "transformers", "onnx", "sklearn"))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["[0.997, 0.055]", "['a red car parked on a street']", "imported: ['datasets']"]
+    assert done.stdout.splitlines() == [
+        "[0.997, 0.055]",
+        "['a red car parked on a street']",
+        "imported: ['datasets', 'pyarrow']",
+    ]
 
 
 def test_sharded_jobs_on_worker_processes_run_without_torch(tmp_path):
@@ -125,6 +128,41 @@ def test_what_needs_an_extra_says_so_in_one_line(tmp_path, code, part, extra):
     (line,) = done.stderr.strip().splitlines()
     assert line.startswith("icc: error: ") and part in line, line
     assert line.endswith(f'pip install "icc-concreteness[{extra}]"'), line
+
+
+@pytest.mark.parametrize("output", ["kept.jsonl", "kept.csv", "kept.tsv", "kept.txt", "kept.jsonl.gz"])
+def test_text_formats_are_written_alike_with_and_without_arrow(tmp_path, output):
+    # the core reads text into rows where pyarrow would build Arrow tables: the same bytes must come out
+    argv = ("filter", "--model", "lite", "--top-fraction", "0.5", "--input", str(DEMO), "--output")
+    core = run_without_torch(icc(*argv, str(tmp_path / "core" / output)), tmp_path)
+    assert "rc 0" in core.stdout and "imported: []" in core.stdout, core.stdout + core.stderr
+    arrow = run_without_torch(icc(*argv, str(tmp_path / "arrow" / output)), tmp_path, blocked=("torch",))
+    assert "rc 0" in arrow.stdout and "'pyarrow'" in arrow.stdout, arrow.stdout + arrow.stderr
+    assert (tmp_path / "core" / output).read_bytes() == (tmp_path / "arrow" / output).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("argv", "part"),
+    [
+        (("score", "--input", str(DEMO), "--output", "{tmp}/scores.parquet"), "reading or writing Parquet"),
+        (("score", "--input", "{tmp}/pool.parquet", "--output", "{tmp}/scores.jsonl"), "reading or writing Parquet"),
+        (
+            ("filter", "--threshold", "0.5", "--input", str(DEMO), "--output", "{tmp}/kept.jsonl.zst"),
+            "zstd compression",
+        ),
+    ],
+)
+def test_parquet_and_zstd_without_arrow_are_one_line_naming_the_extra(tmp_path, argv, part):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"caption": ["a red car"]}), tmp_path / "pool.parquet")
+    done = run_without_torch(icc(*(arg.format(tmp=tmp_path) for arg in argv)), tmp_path)
+    assert "rc 2" in done.stdout, done.stdout + done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith("icc: error: ") and part in line, line
+    assert line.endswith('pip install "icc-concreteness[parquet]"'), line
+    assert not list(tmp_path.glob("scores*")) and not list(tmp_path.glob("kept*"))
 
 
 def test_a_student_without_torch_is_one_user_error_naming_the_extra(tmp_path, tiny_student_dir):

@@ -352,13 +352,22 @@ def _read_requirements(path: Path) -> dict[str, Requirement]:
 
 
 def space_requirement_names() -> list[str]:
-    """Distributions a Space running ``modeling_icc`` needs: the package's core deps and gradio."""
-    names = []
-    for spec in metadata.requires(DISTRIBUTION) or []:
-        requirement = Requirement(spec)
-        if requirement.marker is None or requirement.marker.evaluate({"extra": "space"}):
-            names.append(requirement.name.lower().replace("_", "-"))
-    return [name for name in dict.fromkeys(names) if name != DISTRIBUTION]
+    """Distributions a Space running ``modeling_icc`` needs: the package's core deps and its ``space`` extra's,
+    with the extras that one names of this package (``icc-concreteness[parquet]``) read in turn."""
+    specs = [Requirement(spec) for spec in metadata.requires(DISTRIBUTION) or []]
+    names: list[str] = []
+    extras, seen = ["space"], set()
+    while extras:
+        extra = extras.pop()
+        seen.add(extra)
+        for requirement in specs:
+            if requirement.marker is not None and not requirement.marker.evaluate({"extra": extra}):
+                continue
+            if requirement.name == DISTRIBUTION:
+                extras += sorted(set(requirement.extras) - seen)
+            else:
+                names.append(requirement.name.lower().replace("_", "-"))
+    return list(dict.fromkeys(names))
 
 
 # -- uploading ------------------------------------------------------------------------

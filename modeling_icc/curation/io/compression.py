@@ -3,7 +3,7 @@
 Web pools and the ``datasets`` world ship JSON lines (and CSV, TSV, text) compressed. The
 compression is known by the file's extension (``pool.jsonl.gz``: JSON lines in gzip) and by
 its first bytes, so ``--format jsonl`` on a gzip file, or a compressed stdin, is read too.
-gzip, bzip2 and xz come from the standard library, zstd from Arrow (a dependency already).
+gzip, bzip2 and xz come from the standard library, zstd from Arrow (the ``parquet`` extra).
 Parquet and tar are read by seeking, so compressed ones are refused with the command that
 decompresses them. A text output named with a compression extension (``kept.jsonl.gz``) is
 written compressed (:func:`compressed_output`, inside the atomic temp file). Kept free of
@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ...utils.errors import UserInputError
+from ...utils.extras import ARROW, require
 from ...utils.locations import is_remote, pure
 
 #: Compression by file extension.
@@ -40,6 +41,11 @@ def by_extension(path: str | os.PathLike) -> str | None:
 def by_content(head: bytes) -> str | None:
     """The compression whose magic bytes ``head`` starts with, else ``None``."""
     return next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+
+
+def require_zstd() -> None:
+    """A one-line error naming the extra to install where zstd is used without Arrow (the core install)."""
+    require([("zstd compression", ARROW)])
 
 
 def table_suffix(path: str | os.PathLike) -> str:
@@ -72,6 +78,7 @@ def decompressed(stream: BinaryIO) -> BinaryIO:
 
         return lzma.LZMAFile(stream)
     if compression == "zstd":
+        require_zstd()
         import pyarrow as pa
 
         return io.BufferedReader(pa.CompressedInputStream(pa.PythonFile(stream, mode="r"), "zstd"))
@@ -166,6 +173,7 @@ def _compressing(stream: BinaryIO, compression: str) -> Iterator[BinaryIO]:
 
         writer = lzma.LZMAFile(stream, "wb")  # noqa: SIM115 (closed by the with below)
     else:
+        require_zstd()
         import pyarrow as pa
 
         writer = pa.CompressedOutputStream(pa.PythonFile(stream, mode="w"), "zstd")

@@ -19,6 +19,7 @@ from functools import partial
 from typing import BinaryIO
 
 from ...utils.errors import UserInputError
+from ...utils.extras import ARROW, require
 from ...utils.locations import is_file, location, open_to_read
 from . import compression, gbc, readers, writers
 from .table import TEXT_COLUMN, Fields
@@ -45,6 +46,14 @@ class Format:
     columns: tuple[str, tuple[str, ...]] = (TEXT_COLUMN, ())
     #: Rows may each carry different fields (a first pass collects them all for CSV headers and Parquet schemas).
     varying_fields: bool = False
+    #: Read and written with Arrow, which the core install does not hold (:data:`~modeling_icc.utils.extras.ARROW`).
+    needs_arrow: bool = False
+
+    def require_installed(self) -> Format:
+        """This format, or a one-line error naming the extra that reads and writes it."""
+        if self.needs_arrow:
+            require([(f"reading or writing {self.name.capitalize()}", ARROW)])
+        return self
 
 
 REGISTRY: tuple[Format, ...] = (
@@ -53,7 +62,7 @@ REGISTRY: tuple[Format, ...] = (
     Format("jsonl", readers.read_jsonl, writers.JsonlWriter, (".jsonl", ".json"), varying_fields=True),
     Format("csv", readers.read_csv, writers.CsvWriter, (".csv",)),
     Format("tsv", readers.read_tsv, partial(writers.CsvWriter, delimiter="\t"), (".tsv",)),
-    Format("parquet", readers.read_parquet, writers.ParquetTableWriter, (".parquet",)),
+    Format("parquet", readers.read_parquet, writers.ParquetTableWriter, (".parquet",), needs_arrow=True),
     Format("tar", readers.read_tar, writers.TarWriter, (".tar",), varying_fields=True),
     Format("cc3m", readers.read_cc3m, refines={"tsv": readers.looks_like_cc3m}, written_as="tsv"),
     Format("coco", readers.read_coco, refines={"jsonl": readers.looks_like_coco}, written_as="jsonl"),
@@ -80,17 +89,20 @@ def format_named(name: str) -> Format:
     entry = next((entry for entry in REGISTRY if entry.name == name), None)
     if entry is None:
         raise UserInputError(f"unknown format {name!r}")
-    return entry
+    return entry.require_installed()
 
 
 def infer_format(
     path: str | os.PathLike, explicit: str | None = None, formats: Sequence[str] = FORMATS, option: str = "--format"
 ) -> str:
-    """The table format from ``explicit`` or the file extension; ``option`` is the flag an error names."""
+    """The table format from ``explicit`` or the file extension; ``option`` is the flag an error names. A format
+    or compression the core install cannot read or write is named with its extra here, before any work."""
+    if compression.by_extension(path) == "zstd":
+        compression.require_zstd()
     if explicit:
         if explicit not in formats:
             raise UserInputError(f"unknown format {explicit!r}; choose one of {', '.join(formats)}")
-        return explicit
+        return format_named(explicit).name
     by_extension = {extension: entry.name for entry in REGISTRY for extension in entry.extensions}
     suffix = compression.table_suffix(path)
     if suffix not in by_extension:
@@ -98,7 +110,7 @@ def infer_format(
             f"cannot tell the format of {str(path)!r} from its extension; use one of "
             f"{', '.join(sorted(by_extension))} (inputs also compressed: .jsonl.gz, .csv.zst, ...) or pass {option}"
         )
-    return by_extension[suffix]
+    return format_named(by_extension[suffix]).name
 
 
 def detect_format(path: str | os.PathLike, explicit: str | None = None) -> str:
@@ -142,7 +154,7 @@ def output_suffix(fmt: str) -> str:
 
 def open_writer(stream: BinaryIO, fmt: str, fields: Fields | None = None) -> writers.TableWriter:
     """The writer of ``fmt`` into ``stream``; ``fields``: every column of the input, when known up front."""
-    write = next((entry.write for entry in REGISTRY if entry.name == fmt), None)
-    if write is None:
+    entry = next((entry for entry in REGISTRY if entry.name == fmt and entry.write is not None), None)
+    if entry is None:
         raise UserInputError(f"unknown output format {fmt!r}")
-    return write(stream, fields)
+    return entry.require_installed().write(stream, fields)

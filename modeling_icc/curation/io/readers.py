@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...utils.errors import UserInputError
+from ...utils.extras import module_available
 from ...utils.locations import (
     Location,
     is_remote,
@@ -191,10 +192,10 @@ def _check_text(stream: BinaryIO, fmt: str, name: object) -> BinaryIO:
 
 
 def _txt_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
-    """Lines as one-column Arrow tables, split and decoded a block at a time (no Python step per line
-    unless a block holds bytes that are not UTF-8: then its lines are decoded one by one and counted)."""
-    import pyarrow as pa
-
+    """Lines as one-column tables, split and decoded a block at a time (no Python step per line unless a block
+    holds bytes that are not UTF-8: then its lines are decoded one by one and counted). Arrow tables where
+    pyarrow is installed; rows of the core install, which has none (:data:`~modeling_icc.utils.extras.ARROW`)."""
+    table = _txt_arrow_table if module_available("pyarrow") else _txt_record_table
     captions: list[str] = []
     bad: list[int] = []  # positions in ``captions`` of lines that needed U+FFFD
     consumed = 0  # bytes of the lines yielded so far (the stream reads ahead a block)
@@ -202,16 +203,17 @@ def _txt_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Itera
         bad += [len(captions) + position for position in block_bad]
         captions += lines
         while len(captions) >= rows:
-            table = _txt_table(captions[:rows], sum(position < rows for position in bad), consumed, pa)
-            consumed = table.bytes_read
-            yield table
+            chunk = table(captions[:rows], sum(position < rows for position in bad), consumed)
+            consumed = chunk.bytes_read
+            yield chunk
             captions = captions[rows:]
             bad = [position - rows for position in bad if position >= rows]
-    yield _txt_table(captions, len(bad), consumed, pa)
+    yield table(captions, len(bad), consumed)
 
 
-def _txt_table(captions: list[str], decode_errors: int, consumed: int, pa: Any) -> CaptionTable:
-    """One table; ``bytes_read`` counts the UTF-8 bytes and line ends of its lines and all before them."""
+def _txt_arrow_table(captions: list[str], decode_errors: int, consumed: int) -> CaptionTable:
+    """One Arrow table; ``bytes_read`` counts the UTF-8 bytes and line ends of its lines and all before them."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     arrow = pa.table({TEXT_COLUMN: pa.array(captions, type=pa.string())})
@@ -224,6 +226,19 @@ def _txt_table(captions: list[str], decode_errors: int, consumed: int, pa: Any) 
         fieldnames=[TEXT_COLUMN],
         decode_errors=decode_errors,
         bytes_read=consumed + size + len(captions),
+    )
+
+
+def _txt_record_table(captions: list[str], decode_errors: int, consumed: int) -> CaptionTable:
+    """:func:`_txt_arrow_table` as rows, for an install without pyarrow."""
+    return CaptionTable(
+        "txt",
+        TEXT_COLUMN,
+        captions,
+        records=[{TEXT_COLUMN: caption} for caption in captions],
+        fieldnames=[TEXT_COLUMN],
+        decode_errors=decode_errors,
+        bytes_read=consumed + sum(len(caption.encode()) for caption in captions) + len(captions),
     )
 
 
