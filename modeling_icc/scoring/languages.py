@@ -57,7 +57,7 @@ TOP_LANGUAGES = 5
 CACHE_SIZE = 1 << 15
 #: What ICC's models read: English, shown by ``icc bench`` (``benchmarks/quality/quality_dev.json``); mini and
 #: lite do not rank German, French, Spanish, Chinese, Russian or Japanese well enough to be read
-#: (``benchmarks/languages/results/mini_lite_languages.json``, docs/languages.md).
+#: (``benchmarks/quality/languages_read.json``, docs/languages.md).
 ENGLISH_ONLY = frozenset({ENGLISH})
 _LABEL_PREFIX = "__label__"
 _WORD = re.compile(r"\S*[^\W\d_]\S*")
