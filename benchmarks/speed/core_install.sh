@@ -53,8 +53,8 @@ for side in before after; do
     echo "== $side ($(git -C "$repo" rev-parse --short "$commit")): install $(printf '%.0f' "$(echo "$end - $start" | bc)") s"
     echo "site-packages: $(du -sm "$site" | cut -f1) MB (of which pip and setuptools: $(du -smc "$site"/pip "$site"/setuptools 2>/dev/null | tail -1 | cut -f1) MB)"
     echo "torch: $(echo "$installed" | grep -iE '^torch ' || echo none); pyarrow: $(echo "$installed" | grep -iE '^pyarrow ' || echo none); nvidia-* packages: $(echo "$installed" | grep -ciE '^nvidia' || true)"
-    echo "largest: $(du -sm "$site"/* | sort -rn | head -6 | awk '{printf "%s %s MB; ", $2, $1}' | sed "s#$site/##g")"
-    du -sm "$site"/* | sort -rn | head -6 | while read -r mb path; do fact "largest_mb:${path##*/}" "$mb"; done
+    echo "largest: $(du -sm "$site"/* | sort -rn | awk "NR <= 6" | awk '{printf "%s %s MB; ", $2, $1}' | sed "s#$site/##g")"
+    du -sm "$site"/* | sort -rn | awk "NR <= 6" | while read -r mb path; do fact "largest_mb:${path##*/}" "$mb"; done
     # The default path of this CPU, then the fp32 path of CPUs without native bf16 (ICC_FORCE_FP32=1), each
     # from an empty cache.
     for run in empty-cache warm-1 warm-2 warm-3 fp32-empty-cache fp32-warm-1 fp32-warm-2; do
