@@ -32,16 +32,16 @@ _END = object()
 
 
 class Stage:
-    """One background thread running the calls it is given in order, at most ``ahead`` not yet waited for."""
+    """One background thread (``icc-NAME``) running the calls it is given in order, at most :data:`AHEAD` not
+    yet waited for."""
 
-    def __init__(self, name: str, ahead: int = AHEAD) -> None:
+    def __init__(self, name: str) -> None:
         self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"icc-{name}")
         self._pending: deque[Future] = deque()
-        self._ahead = ahead
 
     def submit(self, call: Callable[..., Any], *args: Any) -> None:
-        """Run ``call(*args)`` after the calls before it, once fewer than ``ahead`` wait (raising their error)."""
-        while len(self._pending) >= self._ahead:
+        """Run ``call(*args)`` after the calls before it, once fewer than :data:`AHEAD` wait (raising their error)."""
+        while len(self._pending) >= AHEAD:
             self._pending.popleft().result()
         self._pending.append(self._thread.submit(call, *args))
 
@@ -63,9 +63,9 @@ class Stage:
 
 
 @contextmanager
-def written_behind(name: str = "write") -> Iterator[Callable[..., None]]:
+def written_behind() -> Iterator[Callable[..., None]]:
     """``submit(call, *args)``: writes run in a background thread, in order; the block ends once all are done."""
-    stage = Stage(name)
+    stage = Stage("write")
     try:
         yield stage.submit
         stage.finish()
@@ -73,12 +73,12 @@ def written_behind(name: str = "write") -> Iterator[Callable[..., None]]:
         stage.stop()
 
 
-def read_ahead(items: Iterator[T], name: str = "read") -> Iterator[T]:
+def read_ahead(items: Iterator[T]) -> Iterator[T]:
     """``items``, the next ones read in a background thread while the caller works on one (:data:`AHEAD` ahead).
 
     The thread starts with the first item asked for; closing this generator stops it, then closes ``items``
     (a reader's file) in the calling thread."""
-    stage = Stage(name)
+    stage = Stage("read")
     try:
         stage.submit(next, items, _END)
         while True:
