@@ -18,7 +18,7 @@ import pytest
 
 from modeling_icc import ConcretenessScorer, LiteScorer, load_scorer
 from modeling_icc.cli.main import main
-from modeling_icc.curation.engines import pieces
+from modeling_icc.curation.engines import passes, pieces
 from modeling_icc.curation.engines.job import Job
 from modeling_icc.curation.engines.single_file import run_single_file
 from modeling_icc.curation.engines.unit_result import ScoreStats
@@ -81,9 +81,13 @@ def test_memory_does_not_grow_with_the_input(tmp_path, monkeypatch, capsys, suff
     Reading a whole file held about 1 KB per row; a ranking rule held 4 bytes per row (raw
     scores, about 4.4 measured here; more while the cut was made) before they went to disk.
     N is three whole chunks, so that both runs reach the steady state (one chunk being read
-    while the previous one is written).
+    while the previous one is written). The stages run in one thread here: with the reading and writing
+    threads, the peak moves by up to a chunk with their timing, whatever the input's size; that they hold
+    a bounded number of chunks is held by ``test_background_stages.py``.
     """
     monkeypatch.setattr(ScoringOptions, "load", lambda options, notice=None, cache=False: LengthScorer())
+    monkeypatch.setattr(passes, "read_ahead", lambda tables: tables)
+    monkeypatch.setattr(passes, "_writes_behind", lambda job, unit: False)
     n = 3 * CHUNK_ROWS
     peaks = []
     for rows in (100, n, 2 * n):  # the first run imports what the job needs

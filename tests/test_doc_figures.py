@@ -42,6 +42,8 @@ GPU_SCORING_EARLIER = "benchmarks/speed/results/gpu_scoring_cuda_slow_junk_check
 GPU_TEACHERS = "benchmarks/speed/results/gpu_teachers_cuda.json"
 JUNK_CHECK = "benchmarks/speed/results/web_junk_check.json"
 JUNK_CHECK_48 = "benchmarks/speed/results/web_junk_check_issue48.json"
+CLI_OVERLAP = "benchmarks/speed/results/cli_overlap.json"
+CLI_OVERLAP_TINY = "benchmarks/speed/results/cli_overlap_tiny_student.json"
 JUNK_RULE = "benchmarks/quality/web_junk_rule.json"
 MINI_AMX = "benchmarks/speed/results/mini_throughput_cpu.json"
 MINI_AVX512 = "benchmarks/speed/results/mini_throughput_cpu_avx512.json"
@@ -438,6 +440,36 @@ FIGURES += [
     counted(SPEED_MD, JUNK_CHECK_48, "differ on {} of the", "results", "verdicts", "different"),
     counted(SPEED_MD, JUNK_CHECK_48, "of the {} strings compared, by design", "results", "verdicts", "strings"),
     cli_comparison(GPU_SCORING, "went from {} to {} rows/s in this run ({}x)"),
+    quote(
+        SPEED_MD,
+        CLI_OVERLAP,
+        "{}x (lite) and {}x (mini)",
+        *(
+            ("results", f"{model}: score parquet", "after_over_before_rows_per_s", "median")
+            for model in ("lite", "mini")
+        ),
+        decimals=3,
+    ),
+    quote(
+        SPEED_MD,
+        CLI_OVERLAP,
+        "{}x and {}x, and with a tiny random student",
+        *(
+            ("results", f"{model}: filter jsonl", "after_over_before_rows_per_s", "median")
+            for model in ("lite", "mini")
+        ),
+        decimals=3,
+    ),
+    quote(
+        SPEED_MD,
+        CLI_OVERLAP_TINY,
+        "(little model work) {}x and {}x",
+        *(
+            ("results", f"tiny-student: {case}", "after_over_before_rows_per_s", "median")
+            for case in ("score parquet", "filter jsonl")
+        ),
+        decimals=3,
+    ),
     cli_comparison(GPU_SCORING_EARLIER, "{} to {} rows/s ({}x, medians of 2"),
 ]
 

@@ -14,15 +14,18 @@ Every file job (a single file, stdin or given captions, or shards into an output
    (:func:`write_unit`).
 
 A unit is read in tables of ``job.chunk_rows`` rows (a shard as one table), each checked against the plan
-on the first (:func:`open_unit`), and written as it is scored, so memory holds one table at a time.
+on the first (:func:`open_unit`), and written as it is scored, so memory holds a few tables at a time: a file's
+next table is read, and a file output's last table written, in background threads while one is scored
+(:mod:`.background`).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol
 
 import numpy as np
@@ -33,10 +36,12 @@ from ..columns import flat_captions, is_arrow, is_nested, to_float_array, to_pyl
 from ..filter_plan import Cuts, FilterPlan
 from ..io import compression, datacomp
 from ..io.formats import open_writer
-from ..io.outputs import atomic_output
+from ..io.outputs import atomic_output, writes_in_place
 from ..io.table import CaptionTable, missing_column_message
 from ..io.tables import iter_tables, read_table
+from ..io.writers import TableWriter
 from . import pieces
+from .background import read_ahead, written_behind
 from .job import Job, Unit
 from .progress import Progress
 from .shard_files import commit_unit
@@ -111,13 +116,17 @@ def run_task(
     """One task in this process; a ``write`` task's :class:`UnitResult` (``before_commit``: see :func:`write_unit`)."""
     start = time.perf_counter()
     opened = open_unit(job, task.unit)
-    if task.phase == "score":
-        plan = opened.plan
-        scored = _scored(opened, scorer, progress)
-        kept = ((raw, pieces.ranking_values(plan, table, raw), pieces.caption_digest(table)) for table, raw in scored)
-        task.scores.save(kept, before_commit)
-        return None
-    result = write_unit(opened, task, job, scorer, progress, before_commit)
+    with closing(opened.tables):  # a reading thread stops with the task, also on an error
+        if task.phase == "score":
+            plan = opened.plan
+            with closing(_scored(opened, scorer, progress)) as scored:
+                kept = (
+                    (raw, pieces.ranking_values(plan, table, raw), pieces.caption_digest(table))
+                    for table, raw in scored
+                )
+                task.scores.save(kept, before_commit)
+            return None
+        result = write_unit(opened, task, job, scorer, progress, before_commit)
     result.seconds = time.perf_counter() - start
     if job.sharded:
         commit_unit(job, task.unit, result, before_commit)
@@ -150,7 +159,14 @@ def open_unit(job: Job, unit: Unit) -> OpenedUnit:
         raise UserInputError(
             f"{unit.output_format} output needs a file (--output FILE), not stdout; or pass another --output-format"
         )
+    if _in_chunks(job, unit) and not unit.reads_a_stream:  # a stream's rows are read as they come
+        tables = read_ahead(tables)
     return OpenedUnit(unit, plan, _starting_with(first, tables))
+
+
+def _in_chunks(job: Job, unit: Unit) -> bool:
+    """Whether ``unit`` is read in tables of ``job.chunk_rows`` rows (not given captions, nor a shard read whole)."""
+    return not isinstance(unit.source, CaptionTable) and not job.sharded
 
 
 def _tables(job: Job, unit: Unit) -> Iterator[CaptionTable]:
@@ -224,16 +240,34 @@ def write_unit(
     with ExitStack() as stack:
         stream = _output(stack, unit, before_commit)
         writer = stack.enter_context(open_writer(stream, unit.output_format, unit.fields))
+        submit = stack.enter_context(written_behind()) if _writes_behind(job, unit) else _now
+        stack.enter_context(closing(scored))  # on an error here, the scoring generators end now (their settings too)
         for index, (table, raw) in enumerate(scored):
             piece = pieces.finish(plan, table, raw, result.model_id, None if task.cuts is None else task.cuts[index])
             rows = np.arange(len(table)) if piece.keep is None else np.flatnonzero(piece.keep)
-            writer.write(piece.table, piece.columns, rows)
-            stream.flush()
+            submit(_write, writer, stream, piece, rows)
             _account(result, job, plan, table, piece, rows)
-            del table, raw, piece, rows  # only one table is held while the next is read
+            del table, raw, piece, rows  # not held here while the next is read
     result.escaped_line_breaks = writer.escaped_line_breaks
     result.base64_columns = list(writer.base64_columns)
     return result
+
+
+def _writes_behind(job: Job, unit: Unit) -> bool:
+    """Whether ``unit``'s tables are written in a background thread, in order, while the next are scored: those
+    of a file read in chunks and written whole. A stream written into (stdout, a FIFO) gets each table from the
+    scoring thread as soon as it is scored; a shard is one table."""
+    in_place = isinstance(unit.output, Path) and writes_in_place(unit.output)
+    return _in_chunks(job, unit) and unit.writes_a_file and not in_place
+
+
+def _write(writer: TableWriter, stream: BinaryIO, piece: pieces.ScoredPiece, rows: np.ndarray) -> None:
+    writer.write(piece.table, piece.columns, rows)
+    stream.flush()
+
+
+def _now(call: Callable[..., object], *args: object) -> None:
+    call(*args)
 
 
 def _output(stack: ExitStack, unit: Unit, before_commit: Callable[[], None] | None) -> BinaryIO:

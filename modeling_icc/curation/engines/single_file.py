@@ -1,9 +1,10 @@
 """Single-file jobs (``icc score|filter --input FILE|-``): a job of one unit, written to ``--output``, not resumed.
 
 Rows are read, scored and written :data:`~modeling_icc.curation.io.tables.CHUNK_ROWS`
-at a time, in input order (:mod:`.passes`), so memory does not grow with the input. A file output is
-written to a temporary name and renamed when complete; stdout gets each chunk as soon as
-it is scored. What is held for the whole input is small and stated here:
+at a time, in input order (:mod:`.passes`), so memory does not grow with the input; a file's next chunk
+is read, and a file output's last chunk written, in background threads while one is scored
+(:mod:`.background`). A file output is written to a temporary name and renamed when complete; stdout gets
+each chunk as soon as it is scored. What is held for the whole input is small and stated here:
 
 - top-k / top-fraction rules: nothing per row in memory. A first pass scores every chunk
   and appends, to work files (:func:`spill_place`; removed at the end, also on error), the
