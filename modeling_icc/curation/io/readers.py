@@ -192,9 +192,9 @@ def _check_text(stream: BinaryIO, fmt: str, name: object) -> BinaryIO:
 
 
 def _txt_tables(stream: BinaryIO, column: str, rows: int, name: object) -> Iterator[CaptionTable]:
-    """Lines as one-column tables, split and decoded a block at a time (no Python step per line unless a block
-    holds bytes that are not UTF-8: then its lines are decoded one by one and counted). Arrow tables where
-    pyarrow is installed; rows of the core install, which has none (:data:`~modeling_icc.utils.extras.ARROW`)."""
+    """Lines as one-column tables, split and decoded a block at a time (lines are decoded one by one, and
+    counted, only in a block holding bytes that are not UTF-8). Arrow tables, without a Python step per line,
+    where pyarrow is installed; rows in the core install, which has none (:data:`~modeling_icc.utils.extras.ARROW`)."""
     table = _txt_arrow_table if module_available("pyarrow") else _txt_record_table
     captions: list[str] = []
     bad: list[int] = []  # positions in ``captions`` of lines that needed U+FFFD
