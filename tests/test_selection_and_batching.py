@@ -11,7 +11,14 @@ import modeling_icc.scoring.runner as runner
 from modeling_icc import MiniScorer, filter_by_icc
 from modeling_icc.cli.main import main
 from modeling_icc.curation.selection import KeepRule, keep_mask
-from modeling_icc.scoring.batching import fill_rows, pad_rows, padded_width, plan_batches, shape_bound
+from modeling_icc.scoring.batching import (
+    MIN_SPLIT_ROWS,
+    fill_rows,
+    pad_rows,
+    padded_width,
+    plan_batches,
+    shape_bound,
+)
 from modeling_icc.scoring.chunks import CHUNK_SIZE
 from modeling_icc.scoring.neural import default_batch_limits
 from modeling_icc.scoring.runner import pad_multiple, run_batches
@@ -104,10 +111,11 @@ def test_a_row_longer_than_the_budget_gets_its_own_batch():
     assert [(b.start, b.stop) for b in plan_batches(np.array([4, 900]), 8, 64)] == [(0, 1), (1, 2)]
 
 
-def test_what_is_left_of_a_width_comes_in_powers_of_two():
-    lengths = np.array([5] * 23 + [7] * 3)  # width 5: full batches of 8 rows (40 tokens), then 4 + 2 + 1
-    assert [(b.start, b.stop) for b in plan_batches(lengths, 64, 40, 1)] == [
-        (0, 8), (8, 16), (16, 20), (20, 22), (22, 23), (23, 25), (25, 26)
+def test_what_is_left_of_a_width_comes_in_powers_of_two_then_in_one_batch():
+    # width 5: full batches of 64 rows (320 tokens), then 64 + 32 (powers of two from MIN_SPLIT_ROWS), then 23
+    lengths = np.array([5] * (128 + MIN_SPLIT_ROWS * 3 + 23) + [7] * 3)
+    assert [(b.start, b.stop) for b in plan_batches(lengths, 64, 320, 1)] == [
+        (0, 64), (64, 128), (128, 192), (192, 224), (224, 247), (247, 250)
     ]  # fmt: skip
 
 
@@ -125,8 +133,8 @@ def _job_shapes(lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: i
 
 @pytest.mark.parametrize(("device", "max_length"), [("cpu", 128), ("cpu", 512), ("cuda", 128), ("cuda", 512)], ids=str)
 def test_a_million_caption_job_meets_a_bounded_set_of_shapes(device, max_length):
-    """Whatever a job's size, the shapes it meets are bounded (issue 49): on a CPU by the full and power-of-two row
-    counts per width, on a GPU by one shape per width."""
+    """Whatever a job's size, the shapes it meets are bounded (issue 49): on a CPU by the full, the power-of-two and
+    the small row counts per width, on a GPU by one shape per width."""
     rng = np.random.default_rng(0)
     lengths = np.minimum(rng.geometric(1 / 14, size=1_000_000) + 2, max_length)  # captions: ~15 tokens, long tail
     max_rows, max_tokens = default_batch_limits(torch.device(device))

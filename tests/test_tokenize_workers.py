@@ -16,7 +16,7 @@ from modeling_icc.cli.main import main
 from modeling_icc.curation.engines.run import run_job
 from modeling_icc.curation.job_spec import JobSpec, ScoringOptions
 from modeling_icc.scoring import chunks, runner
-from modeling_icc.scoring.batching import pad_packed, pad_rows, padded_width, plan_batches
+from modeling_icc.scoring.batching import MIN_SPLIT_ROWS, pad_packed, pad_rows, padded_width, plan_batches
 from modeling_icc.scoring.languages import ENGLISH_ONLY, caption_language, reads
 from modeling_icc.scoring.tokenize_workers import (
     PackedTokens,
@@ -145,7 +145,7 @@ def test_the_worker_module_imports_no_torch():
 
 def row_by_row_batches(lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int) -> list[tuple[int, int]]:
     """The batching rule one row at a time: rows of one padded width fill batches within the budgets; what is left
-    of a width is cut into powers of two, largest first."""
+    of a width is cut into powers of two, largest first, down to MIN_SPLIT_ROWS, and the rest is one batch."""
     out, start = [], 0
     while start < len(lengths):
         width = padded_width(int(lengths[start]), multiple)
@@ -160,7 +160,9 @@ def row_by_row_batches(lengths: np.ndarray, max_rows: int, max_tokens: int, mult
             start += full
         size = full
         while start < end:
-            while size > end - start or size & (size - 1):
+            if end - start < MIN_SPLIT_ROWS:
+                size = end - start  # the rest in one batch
+            while size > end - start or (size & (size - 1) and size >= MIN_SPLIT_ROWS):
                 size -= 1
             out.append((start, start + size))
             start += size

@@ -14,6 +14,10 @@ import numpy as np
 
 #: Default rounding of every batch's width (tensor-core friendly on GPUs; CPUs use 1).
 PAD_MULTIPLE = 8
+#: What is left of a width under this many rows runs as one batch, not in powers of two: up to five more small
+#: batches cost mini about 2% on a CPU (``benchmarks/speed/batch_plan.py``), for at most 31 more row counts per
+#: width; a GPU fills it to a full batch like any other (one shape per width either way).
+MIN_SPLIT_ROWS = 32
 
 
 def padded_width(length: int, multiple: int = PAD_MULTIPLE) -> int:
@@ -30,14 +34,15 @@ def plan_batches(
     sorted_lengths: np.ndarray, max_rows: int, max_tokens: int, multiple: int = PAD_MULTIPLE
 ) -> Iterator[slice]:
     """Slices of ``sorted_lengths`` (ascending), each holding rows of one padded width: full batches of
-    :func:`batch_rows` rows, and what is left of each width in batches of powers of two rows, largest first.
+    :func:`batch_rows` rows, and what is left of each width in batches of powers of two rows, largest first,
+    down to :data:`MIN_SPLIT_ROWS`, then the rest in one.
 
     One width per batch makes a caption's padding a function of its own length, so its score does not
     depend on the captions scored beside it (attention's kernels round differently at other widths). The
     rows of what is left of a width come in powers of two so that the shapes a job meets are bounded, whatever
-    its size: at most one full and ``log2(max_rows) + 1`` partial row counts per width
-    (:func:`shape_bound`), without padding a row. A GPU pads those partial batches to full ones instead
-    (:func:`fill_rows`), for one shape per width.
+    its size, without padding a row: per width, the full row count, the powers of two from
+    :data:`MIN_SPLIT_ROWS` up, and the counts under it (:func:`shape_bound`). A GPU pads those partial batches to
+    full ones instead (:func:`fill_rows`), for one shape per width.
     """
     widths = -(-np.asarray(sorted_lengths, dtype=np.int64) // multiple) * multiple
     bounds = [0, *(np.flatnonzero(np.diff(widths)) + 1).tolist(), len(widths)]
@@ -50,15 +55,17 @@ def plan_batches(
             yield slice(position, position + rows)
         position, left = full_end, stop - full_end
         while left:
-            size = 1 << (left.bit_length() - 1)
+            size = 1 << (left.bit_length() - 1) if left >= MIN_SPLIT_ROWS else left
             yield slice(position, position + size)
             position, left = position + size, left - size
 
 
 def shape_bound(max_length: int, max_rows: int, multiple: int = PAD_MULTIPLE) -> int:
     """The most distinct ``(rows, width)`` batch shapes :func:`plan_batches` can give, for any number of captions
-    of at most ``max_length`` tokens: per padded width, the full row count and the powers of two below it."""
-    return -(-max_length // multiple) * (max_rows.bit_length() + 1)
+    of at most ``max_length`` tokens: per padded width, the full row count, the powers of two from
+    :data:`MIN_SPLIT_ROWS` below it and the row counts under :data:`MIN_SPLIT_ROWS`."""
+    powers = max(0, max_rows.bit_length() - MIN_SPLIT_ROWS.bit_length() + 1)
+    return -(-max_length // multiple) * (1 + powers + MIN_SPLIT_ROWS - 1)
 
 
 def fill_rows(rows: np.ndarray, width: int, max_rows: int, max_tokens: int) -> np.ndarray:
