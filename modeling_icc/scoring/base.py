@@ -109,13 +109,13 @@ class ConcretenessScorer(ABC):
         read = [text for text, skipped in zip(kept_read, unread[~junk].tolist(), strict=True) if not skipped]
         return _ReadPiece(read, mask, inverse, junk, unread)
 
-    def unread_mask(self, texts: list[str], read: list[str] | None = None) -> np.ndarray:
+    def unread_mask(self, texts: list[str], read: list[str]) -> np.ndarray:
         """Which captions are in a language this model does not read (none for a model of any language); named as
-        written, as the writers name them (``icc_language``). ``read``: each as :meth:`text_read` gives it, where
-        the caller has them, so that their wrappers are not taken off twice."""
+        written, as the writers name them (``icc_language``). ``read``: each as :meth:`text_read` gives it, so that
+        their wrappers are not taken off twice (named from the text as written where this model reads that)."""
         if self.languages is None:
             return np.zeros(len(texts), dtype=bool)
-        as_read = read if read is not None and self.zeroes_web_junk else [None] * len(texts)
+        as_read = read if self.zeroes_web_junk else [None] * len(texts)
         return np.fromiter(
             (
                 not reads(caption_language(text, seen), self.languages)

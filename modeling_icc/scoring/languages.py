@@ -90,8 +90,6 @@ def _is_latin(character: str) -> bool:
 
 def _latin_share(text: str) -> float:
     """The share of ``text``'s letters in the Latin script (1.0 for text without letters)."""
-    if text.isascii():
-        return 1.0
     letters = [character for character in text if character.isalpha()]
     return sum(map(_is_latin, letters)) / len(letters) if letters else 1.0
 
@@ -132,13 +130,12 @@ class Observation:
 def observe(text: str, min_words: int | None = None) -> Observation:
     """:class:`Observation` of ``text``. With ``min_words`` the identifier is not run where its answer is not
     needed: Latin-script text of fewer words, or holding one of :data:`ENGLISH_WORDS`."""
-    return _observe_seen(_as_read(text, None), min_words)
+    seen = _as_read(text, None)
+    return _observe_seen(seen, min_words, *_first_look(seen))
 
 
-def _observe_seen(text: str, min_words: int | None) -> Observation:
-    """:func:`observe` of text already as the models read it (:func:`_as_read`)."""
-    latin = _is_mostly_latin(text)
-    english_word = latin and _has_english_word(text)
+def _observe_seen(text: str, min_words: int | None, latin: bool, english_word: bool) -> Observation:
+    """:func:`observe` of text already as the models read it (:func:`_as_read`), with its :func:`_first_look`."""
     words = _word_count(text)
     needed = min_words is None or not latin or (words >= min_words and not english_word)
     best = _best(text, latin) if needed else ()
@@ -154,12 +151,10 @@ def _as_read(text: str, read: str | None) -> str:
     return read if read.isascii() else unicodedata.normalize("NFKC", read)
 
 
-def _is_mostly_latin(text: str) -> bool:
-    return text.isascii() or _latin_share(text) >= MIN_LATIN_SHARE
-
-
-def _has_english_word(text: str) -> bool:
-    return not ENGLISH_WORDS.isdisjoint(text.lower().split())
+def _first_look(text: str) -> tuple[bool, bool]:
+    """Whether ``text`` is mostly in the Latin script, and whether it then holds one of :data:`ENGLISH_WORDS`."""
+    latin = text.isascii() or _latin_share(text) >= MIN_LATIN_SHARE
+    return latin, latin and not ENGLISH_WORDS.isdisjoint(text.lower().split())
 
 
 def _script(text: str) -> str:
@@ -266,9 +261,10 @@ def name_language(text: str, read: str | None = None) -> str:
     ``und-`` and the script (``und-Hani``) for text in another script it cannot name. ``read``: ``text`` as the
     models read it, where the caller has it (a scorer), so that its wrappers are not taken off twice."""
     seen = _as_read(text, read)
-    if _is_mostly_latin(seen) and _has_english_word(seen):  # the policy's first answer, at a tenth of its cost
+    latin, english_word = _first_look(seen)
+    if english_word:  # the policy's first answer, at a tenth of its cost
         return ENGLISH
-    return POLICY.language(_observe_seen(seen, POLICY.min_words))
+    return POLICY.language(_observe_seen(seen, POLICY.min_words, latin, english_word))
 
 
 def caption_languages(values: Iterable[object]) -> list[str | None]:
