@@ -192,6 +192,20 @@ def test_a_file_job_writes_the_language_and_counts_other_languages_apart(tmp_pat
     assert "languages: und 3, en 2, de 1, zh 1" in err
 
 
+def test_a_job_over_lists_of_captions_names_each_caption_once(tmp_path, monkeypatch):
+    # the scorer names each caption, the writer reads those names back: the identifier is not run twice
+    from modeling_icc.scoring import languages
+
+    named = []
+    monkeypatch.setattr(languages, "name_language", lambda text, read=None: named.append(text) or "en")
+    rows = [{"captions": ["ein rotes Auto", "a dog on a sofa"]}, {"captions": ["the meaning of life"]}]
+    source = written(tmp_path / "lists.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "out.jsonl"
+    assert icc("score", "--model", "lite", "--input", source, "--column", "captions", "--output", out) == 0
+    assert [json.loads(line)["icc_language"] for line in out.read_text("utf-8").splitlines()] == [["en", "en"], ["en"]]
+    assert sorted(named) == sorted(caption for row in rows for caption in row["captions"])
+
+
 def test_english_only_outputs_keep_their_columns_and_gain_the_language(tmp_path, capsys):
     source = written(tmp_path / "caps.txt", "a red car parked on a street\nthe meaning of life\n")
     assert icc("score", "--model", "lite", "--input", source, "--output", tmp_path / "out.csv") == 0

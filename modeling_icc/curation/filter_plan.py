@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 
@@ -49,7 +49,7 @@ Level = Literal["row", "node"]
 #: What a filter does with the rows whose caption is in a language the model does not read (NaN scores):
 #: ``drop`` them as every NaN row, or ``keep`` them whatever the rule (to score them with another model).
 OtherLanguages = Literal["drop", "keep"]
-OTHER_LANGUAGES = ("drop", "keep")
+OTHER_LANGUAGES: tuple[str, ...] = get_args(OtherLanguages)
 #: Each ranking rule's cut for one piece: ``"icc"`` and ``"other"``.
 Cuts = Mapping[str, Cut]
 
