@@ -94,13 +94,17 @@ def cc3m_image_urls() -> list[str]:
 
 def laion_junk_texts() -> list[str]:
     """The LAION-400M alt-texts that are one URL or one image file name, as scraped (``ATTRIBUTION.md``)."""
-    with open(data_path(LAION_JUNK_FILE), encoding="utf-8", newline="") as handle:
-        return [row["text"] for row in csv.DictReader(handle, delimiter="\t")]
+    return _text_column(LAION_JUNK_FILE)
 
 
 def laion_sample_texts() -> list[str]:
     """The 5,000 alt-texts of the LAION-400M sample, whitespace made single spaces (unlabelled; ``ATTRIBUTION.md``)."""
-    with open(data_path(LAION_SAMPLE_FILE), encoding="utf-8", newline="") as handle:
+    return _text_column(LAION_SAMPLE_FILE)
+
+
+def _text_column(name: str) -> list[str]:
+    """The ``text`` column of the shipped TSV file ``name``."""
+    with open(data_path(name), encoding="utf-8", newline="") as handle:
         return [row["text"] for row in csv.DictReader(handle, delimiter="\t")]
 
 
