@@ -4,6 +4,7 @@ counted apart, and English captions scored exactly as before."""
 from __future__ import annotations
 
 import copy
+import gzip
 import json
 import math
 
@@ -215,27 +216,91 @@ def test_english_only_outputs_keep_their_columns_and_gain_the_language(tmp_path,
     assert "NaN (blank or non-text captions): 0\n" in err and "in a language" not in err
 
 
-@pytest.mark.parametrize("choice", ["drop", "keep"])
-def test_other_languages_decides_what_every_engine_keeps(choice, tmp_path):
+def uids(path) -> list[int]:
+    return [json.loads(line)["uid"] for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def mixed_pool(tmp_path) -> tuple[list[dict], str]:
     rows = [{"uid": index, "caption": text} for index, text in enumerate(MIXED)]
-    source = written(tmp_path / "pool.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    return rows, written(tmp_path / "pool.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+
+
+@pytest.mark.parametrize("choice", ["drop", "keep", "apart"])
+def test_other_languages_decides_what_every_engine_keeps(choice, tmp_path):
+    rows, source = mixed_pool(tmp_path)
     expected = [0] + ([1, 2] if choice == "keep" else [])  # the concrete English caption; blanks never
     kept = filter_by_icc(datasets.Dataset.from_list(rows), threshold=0.5, model="lite", other_languages=choice)
     flags = ["filter", "--model", "lite", "--input", source, "--threshold", "0.5", "--other-languages", choice]
     assert icc(*flags, "--output", tmp_path / "kept.jsonl") == 0
     assert icc(*flags, "--output-dir", tmp_path / "shards") == 0
 
-    def uids(path):
-        return [json.loads(line)["uid"] for line in path.read_text(encoding="utf-8").splitlines()]
-
+    if choice == "apart":  # the German and the Chinese caption, on their own
+        assert list(kept) == ["kept", "other_languages"] and kept["other_languages"]["uid"] == [1, 2]
+        assert kept["other_languages"]["icc_language"] == ["de", "zh"]
+        kept = kept["kept"]
+        assert uids(tmp_path / "kept.other-languages.jsonl") == [1, 2]
+        assert uids(tmp_path / "shards/pool.other-languages.jsonl") == [1, 2]
+    else:
+        assert not list(tmp_path.rglob("*.other-languages.*"))
     assert sorted(kept["uid"]) == sorted(expected)
     assert sorted(uids(tmp_path / "kept.jsonl")) == sorted(expected) == sorted(uids(tmp_path / "shards/pool.jsonl"))
     summary = json.loads((tmp_path / "shards" / "_summary.json").read_text("utf-8"))
     assert summary["not_read"] == 2 and summary["nan"] == 3 and summary["languages"]["de"] == 1
+    assert summary.get("apart") == (2 if choice == "apart" else None)
+
+
+def test_rows_written_apart_keep_their_order_compression_and_the_ranking(tmp_path, capsys):
+    rows = [{"uid": index, "caption": text} for index, text in enumerate(MIXED * 3)]
+    source = written(tmp_path / "pool.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    flags = ["filter", "--model", "lite", "--input", source, "--top-k", "4", "--other-languages", "apart"]
+    assert icc(*flags, "--output", tmp_path / "kept.jsonl.gz") == 0
+    err = capsys.readouterr().err
+    assert f"wrote 6 rows in languages the model does not read to {tmp_path / 'kept.other-languages.jsonl.gz'}" in err
+    with gzip.open(tmp_path / "kept.other-languages.jsonl.gz", "rt", encoding="utf-8") as stream:
+        assert [json.loads(line)["uid"] for line in stream] == [1, 2, 9, 10, 17, 18]  # input order
+    with gzip.open(tmp_path / "kept.jsonl.gz", "rt", encoding="utf-8") as stream:
+        assert len(stream.readlines()) == 4  # the top 4 of the captions read: no NaN row takes a place
+
+
+def test_a_sharded_job_redoes_a_shard_whose_rows_apart_are_gone_and_refuses_another_choice(tmp_path, capsys):
+    _, source = mixed_pool(tmp_path)
+    flags = ["filter", "--model", "lite", "--input", source, "--threshold", "0.5", "--output-dir", tmp_path / "out"]
+    assert icc(*flags, "--other-languages", "apart") == 0
+    apart = tmp_path / "out" / "pool.other-languages.jsonl"
+    before = apart.read_bytes()
+    apart.unlink()
+    assert icc(*flags, "--other-languages", "apart") == 0
+    assert apart.read_bytes() == before
+    assert "redone: 1 finished shard(s)" in capsys.readouterr().err
+    assert icc(*flags, "--other-languages", "keep") == 2  # the directory's outputs would mix two choices
+    assert "holds a run with --other-languages apart (this run: --other-languages keep)" in capsys.readouterr().err
+
+
+def test_writing_apart_is_refused_where_it_has_no_place(tmp_path, capsys):
+    rows, source = mixed_pool(tmp_path)
+    flags = ["filter", "--model", "lite", "--input", source, "--threshold", "0.5", "--other-languages", "apart"]
+    assert icc(*flags, "--output", "-") == 2
+    assert "writes those rows to a second file beside the output: pass --output FILE" in capsys.readouterr().err
+    # a shard whose output would be another's rows written apart
+    (tmp_path / "in").mkdir()
+    shards = [written(tmp_path / "in" / name, "a dog\n") for name in ("pool.jsonl", "pool.other-languages.jsonl")]
+    assert icc(*flags[:3], "--input", *shards, *flags[5:], "--output-dir", tmp_path / "out") == 2
+    assert "run them into separate --output-dir" in capsys.readouterr().err
+    stream = datasets.Dataset.from_list(rows).to_iterable_dataset()
+    with pytest.raises(UserInputError, match="a streaming IterableDataset would be read and scored once per part"):
+        filter_by_icc(stream, threshold=0.5, model="lite", other_languages="apart")
+
+
+@pytest.mark.parametrize("choice", ["keep", "apart"])
+def test_lists_of_captions_take_only_drop(choice):
+    # a row of several captions is kept by their aggregate: no row is "in another language"
+    pool = datasets.Dataset.from_dict({"captions": [[GERMAN, "a red car"], ["a dog on a sofa"]]})
+    with pytest.raises(UserInputError, match="applies to one caption per row"):
+        filter_by_icc(pool, threshold=0.5, column="captions", aggregate="min", model="lite", other_languages=choice)
 
 
 def test_other_languages_is_checked():
-    with pytest.raises(UserInputError, match="other_languages must be one of drop, keep"):
+    with pytest.raises(UserInputError, match="other_languages must be one of drop, keep, apart"):
         FilterPlan(other_languages="score")
 
 

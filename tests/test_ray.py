@@ -55,6 +55,17 @@ def test_lite_threshold_and_clip_rule_parquet_round_trip(local_ray, tmp_path):
     assert "__icc_raw_score" not in result.column_names
 
 
+def test_other_languages_apart_returns_both_parts(local_ray):
+    captions = ["a red car parked on a street", "ein rotes Auto, das an einer Straße parkt", "", "一辆红色汽车"]
+    ds = ray.data.from_items([{"id": index, "caption": text} for index, text in enumerate(captions)])
+    parts = icc_ray.filter_by_icc(ds, top_k=1, model="lite", other_languages="apart")
+    assert sorted(parts) == ["kept", "other_languages"]
+    assert [row["id"] for row in parts["kept"].take_all()] == [0]
+    apart = sorted(parts["other_languages"].take_all(), key=lambda row: row["id"])
+    assert [(row["id"], row["icc_language"]) for row in apart] == [(1, "de"), (3, "zh")]
+    assert "__icc_raw_score" not in parts["other_languages"].schema().names
+
+
 @pytest.mark.dtype
 def test_tiny_student_actor_scores_match_the_scorer_and_top_k(local_ray, tmp_path, tiny_student_dir):
     pool = write_pool(tmp_path / "in", n_files=1, rows=50)

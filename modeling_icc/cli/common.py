@@ -179,6 +179,8 @@ def print_shard_summary(summary: dict[str, Any], spec: JobSpec) -> None:
         nan_line(summary["nan"], summary.get("not_read", 0)),
         languages_line(summary.get("languages", {})),
     ]
+    if "apart" in summary:
+        lines.append(f"written apart (in languages the model does not read): {summary['apart']} rows")
     before = summary.get("shards_done_before", 0)
     if before:
         now = summary.get("shards_this_run", 0)

@@ -8,9 +8,11 @@ import sys
 import numpy as np
 
 from ..curation.columns import AGGREGATES
+from ..curation.engines.job import APART_INFIX, apart_output
 from ..curation.engines.run import run_job
 from ..curation.filter_options import CLIP_COLUMN
 from ..curation.filter_plan import OTHER_LANGUAGES, FilterPlan
+from ..utils.locations import location
 from .common import (
     add_input_options,
     add_model_options,
@@ -68,7 +70,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         choices=OTHER_LANGUAGES,
         default=FilterPlan.other_languages,
         help="rows whose caption is in a language the model does not read (NaN, named in icc_language): drop "
-        "them as any NaN row, or keep them whatever the rule (default: %(default)s)",
+        "them as any NaN row, keep them whatever the rule, or write them apart, to a second file beside each "
+        f"output (kept.jsonl: kept{APART_INFIX}.jsonl) (default: %(default)s)",
     )
     nodes = parser.add_argument_group("lists of captions per row (GBC node captions)")
     nodes.add_argument(
@@ -109,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not spec.to_stdout:
         print(f"icc: wrote {result.kept} kept rows to {spec.output}", file=sys.stderr)
+    if spec.keep.other_languages == "apart":
+        where = apart_output(location(spec.output))
+        print(f"icc: wrote {result.apart} rows in languages the model does not read to {where}", file=sys.stderr)
     if spec.datacomp_subset is not None:
         print(f"icc: wrote {result.subset_uids} uids to the DataComp subset {spec.datacomp_subset}", file=sys.stderr)
     dropped = result.rows - result.kept

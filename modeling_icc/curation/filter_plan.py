@@ -47,9 +47,13 @@ RAW_SCORE_COLUMN = "__icc_raw_score"
 
 Level = Literal["row", "node"]
 #: What a filter does with the rows whose caption is in a language the model does not read (NaN scores):
-#: ``drop`` them as every NaN row, or ``keep`` them whatever the rule (to score them with another model).
-OtherLanguages = Literal["drop", "keep"]
+#: ``drop`` them as every NaN row, ``keep`` them whatever the rule (to score them with another model), or
+#: write them ``apart`` from the kept rows (a second output: to score them with another model, kept separate).
+OtherLanguages = Literal["drop", "keep", "apart"]
 OTHER_LANGUAGES: tuple[str, ...] = get_args(OtherLanguages)
+#: The names of what a ``datasets`` or Ray filter returns with ``other_languages="apart"``: the kept rows, and
+#: those in a language the model does not read.
+KEPT_SPLIT, APART_SPLIT = "kept", "other_languages"
 #: Each ranking rule's cut for one piece: ``"icc"`` and ``"other"``.
 Cuts = Mapping[str, Cut]
 
@@ -77,7 +81,9 @@ class FilterPlan:
     ``has_scores`` describe the input and are set by :meth:`bind`. An ICC ``threshold``
     outside [0, 1] is refused (scores are clipped to it); another column's may be any number.
     ``other_languages``: what a row rule does with rows in a language the model does not read (NaN score, a
-    named language in :func:`~.columns.language_column`): ``drop`` (as any NaN row) or ``keep``.
+    named language in :func:`~.columns.language_column`): ``drop`` (as any NaN row), ``keep``, or ``apart``
+    (not kept; :meth:`apart` gives them to the engine to write on their own). Captions in lists (``nested``)
+    are kept or dropped by their row's aggregate, so only ``drop`` applies to them.
     """
 
     rule: KeepRule | None = None
@@ -127,6 +133,11 @@ class FilterPlan:
             raise UserInputError(
                 f"column {self.column!r} holds a list of captions per row: pass aggregate='min', 'mean' or 'max' "
                 "(--aggregate) to keep whole rows, or level='node' (--level node) to keep individual node captions"
+            )
+        if nested and self.other_languages != "drop" and self.rule is not None:
+            raise UserInputError(
+                f"other_languages={self.other_languages!r} (--other-languages) applies to one caption per row; "
+                f"column {self.column!r} holds a list of captions per row, kept or dropped by their scores"
             )
         if self.level == "node":
             if not nested:
@@ -189,7 +200,7 @@ class FilterPlan:
             names.add(self.other.column)
         if self.row_rule is not None:
             names.add(self.score_column)
-            if self.other_languages == "keep":
+            if self.other_languages != "drop":
                 names.add(language_column(self.score_column))
             if self.aggregate is not None:
                 names.add(aggregate_column(self.score_column, self.aggregate))
@@ -254,6 +265,16 @@ class FilterPlan:
         if self.other_languages == "keep" and self.row_rule is not None and not self.nested:
             mask |= self.unread(columns)
         return mask
+
+    @property
+    def writes_apart(self) -> bool:
+        """Whether rows in a language the model does not read go to an output of their own (:meth:`apart`)."""
+        return self.other_languages == "apart" and self.row_rule is not None and not self.nested
+
+    def apart(self, columns: Mapping[str, Any]) -> np.ndarray | None:
+        """Rows of a piece to write apart from the kept ones (:attr:`writes_apart`; else ``None``): those in a
+        language the model does not read, which :meth:`mask` never keeps."""
+        return self.unread(columns) if self.writes_apart else None
 
     def unread(self, columns: Mapping[str, Any]) -> np.ndarray:
         """Rows in a language the model does not read: a NaN score beside a named language (a blank caption's

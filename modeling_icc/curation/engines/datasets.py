@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
-from datasets import Dataset, Features, IterableDataset, LargeList, List, Value
+from datasets import Dataset, DatasetDict, Features, IterableDataset, LargeList, List, Value
 from datasets import Sequence as SequenceFeature
 from datasets import config as datasets_config
 from datasets.utils.tqdm import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
@@ -34,7 +34,7 @@ from ...scoring.options import ScoringOptions, takes_scoring_options
 from ...utils.errors import UserInputError
 from ..columns import AGGREGATES, SCORE_COLUMN, aggregate_column, is_nested, language_column, model_column, to_pylist
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
-from ..filter_plan import RAW_SCORE_COLUMN, FilterPlan, require_columns
+from ..filter_plan import APART_SPLIT, KEPT_SPLIT, RAW_SCORE_COLUMN, FilterPlan, require_columns
 from .passes import fit_in_memory, gather
 from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
@@ -167,7 +167,7 @@ def filter_by_icc(
     scoring_options: ScoringOptions,
     map_batch_size: int = DEFAULT_MAP_BATCH_SIZE,
     num_proc: int | None = None,
-) -> AnyDataset:
+) -> AnyDataset | DatasetDict:
     """Keep rows (or node captions) by exactly one of ``threshold``, ``top_fraction``, ``top_k``.
 
     The filter options and their defaults are those of
@@ -185,6 +185,10 @@ def filter_by_icc(
     ``clip`` adds a rule on ``clip_column`` (e.g. a CLIPScore column): rows must
     pass both. Each rule ranks the whole input, so ``top_fraction`` on both is an
     intersection of the two top sets, as in DataComp's combined baselines.
+
+    ``other_languages="apart"`` returns a ``DatasetDict``: the kept rows as ``"kept"``, and as
+    ``"other_languages"`` the rows whose caption is in a language the model does not read (a ``Dataset``
+    only: a stream would be read and scored once per part).
     """
     plan = options.filter_plan()
     _check_dataset(dataset)
@@ -197,7 +201,15 @@ def filter_by_icc(
         functools.partial(_column_is_nested, dataset),
     )
     if isinstance(dataset, Dataset):
-        return restore_format(_filter_dataset(dataset, plan, scoring))
+        kept, apart = _filter_dataset(dataset, plan, scoring)
+        if apart is None:
+            return restore_format(kept)
+        return DatasetDict({KEPT_SPLIT: restore_format(kept), APART_SPLIT: restore_format(apart)})
+    if plan.writes_apart:
+        raise UserInputError(
+            "other_languages='apart' splits a Dataset in two; a streaming IterableDataset would be read and scored "
+            "once per part: pass other_languages='keep' and split the stream on its icc_language column"
+        )
     if num_proc is not None:
         raise UserInputError("num_proc works with datasets.Dataset; a streaming IterableDataset is scored lazily")
     if plan.needs_all_rows:
@@ -251,7 +263,8 @@ def _check_positions(indices: Sequence[int], n_rows: int) -> None:
         )
 
 
-def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Dataset:
+def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> tuple[Dataset, Dataset | None]:
+    """The kept rows, and those to write apart where the plan does (:meth:`FilterPlan.apart`)."""
     scored = dataset
     if not plan.has_scores:
         scored = scoring.add(dataset, plan.column, plan.score_column, AGGREGATES, plan.raw_column)
@@ -261,11 +274,11 @@ def _filter_dataset(dataset: Dataset, plan: FilterPlan, scoring: _Scoring) -> Da
     arrow = scored.with_format("arrow")
     columns = gather([{name: arrow[name] for name in scored.column_names}], plan.mask_columns)
     mask = plan.mask(columns, len(scored), fit_in_memory(plan, columns))
-    if not mask.all():
-        scored = scored.select(np.flatnonzero(mask))
+    apart = plan.apart(columns)
     if RAW_SCORE_COLUMN in scored.column_names:
         scored = scored.remove_columns(RAW_SCORE_COLUMN)
-    return scored
+    kept = scored if mask.all() else scored.select(np.flatnonzero(mask))
+    return kept, None if apart is None else scored.select(np.flatnonzero(apart))
 
 
 def _filter_stream_two_passes(dataset: IterableDataset, plan: FilterPlan, scoring: _Scoring) -> IterableDataset:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import glob
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
@@ -50,6 +50,8 @@ class Unit:
     ``output`` is a file (written atomically) or a binary stream (stdout, written chunk by chunk); ``name``
     is the stem a sharded job names the unit's files after; ``fields``, every column of an input whose rows
     carry different ones (JSONL, tar), collected by a first read where the output's header must name them all.
+    ``apart_output``: where the rows in a language the model does not read are written, in the output's
+    format, with ``--other-languages apart`` (:func:`apart_output`; ``None``: not written apart).
     """
 
     source: Source
@@ -58,6 +60,7 @@ class Unit:
     output_format: str
     name: str = ""
     fields: Fields | None = None
+    apart_output: Location | None = None
 
     @property
     def reads_a_stream(self) -> bool:
@@ -125,7 +128,36 @@ def resolve(spec: JobSpec, notice: Notice) -> Job:
     if spec.sharded:
         return _sharded_job(spec, notice, options)
     unit = _single_unit(spec)
-    return Job((unit,), spec.keep.plan(input_format=unit.input_format), show=spec.show, **options)
+    plan = spec.keep.plan(input_format=unit.input_format)
+    if plan.writes_apart:
+        unit = replace(unit, apart_output=_apart_output_of(unit))
+    return Job((unit,), plan, show=spec.show, **options)
+
+
+#: What the file of rows written apart (``--other-languages apart``) adds to its output's name, before the
+#: format's extension: ``kept.jsonl.gz`` -> ``kept.other-languages.jsonl.gz``.
+APART_INFIX = ".other-languages"
+
+
+def apart_output(output: Location) -> Location:
+    """The file beside ``output`` that receives the rows in a language the model does not read."""
+    stem = compression.table_stem(output.name)
+    return output.with_name(stem + APART_INFIX + output.name[len(stem) :])
+
+
+def _apart_output_of(unit: Unit) -> Location:
+    """The single unit's file of rows written apart, checked like its output: a second file needs a file output."""
+    in_place = isinstance(unit.output, Path) and writes_in_place(unit.output)
+    if not unit.writes_a_file or in_place:
+        raise UserInputError(
+            "--other-languages apart writes those rows to a second file beside the output: pass --output FILE "
+            "(or --output-dir), or use --other-languages keep and split on the icc_language column"
+        )
+    apart = apart_output(unit.output)
+    if not is_remote(apart):
+        refuse_writing_over_input(unit.source, apart)
+        check_writable(apart)
+    return apart
 
 
 def given_captions(texts: tuple[str, ...]) -> tuple[list[str], int]:
@@ -216,10 +248,26 @@ def _shard_units(inputs: list[Location], output_dir: Location, spec: JobSpec, pl
             )
         names[name] = path
         output = output_dir / f"{name}{output_suffix(out_fmt)}"
-        if _same_file_key(output) in known_inputs:
-            raise UserInputError(f"output {output} would overwrite an input shard; choose another --output-dir")
-        units.append(Unit(path, fmt, output, out_fmt, name))
+        apart = apart_output(output) if plan.writes_apart else None
+        for written in (output, apart):
+            if written is not None and _same_file_key(written) in known_inputs:
+                raise UserInputError(f"output {written} would overwrite an input shard; choose another --output-dir")
+        units.append(Unit(path, fmt, output, out_fmt, name, apart_output=apart))
+    _refuse_apart_clashes(units)
     return tuple(units)
+
+
+def _refuse_apart_clashes(units: list[Unit]) -> None:
+    """A shard whose output is another's file of rows written apart (``a.jsonl`` and ``a.other-languages.jsonl``)
+    would have one overwrite the other."""
+    outputs = {str(unit.output): unit.source for unit in units}
+    for unit in units:
+        other = outputs.get(str(unit.apart_output))
+        if unit.apart_output is not None and other is not None:
+            raise UserInputError(
+                f"{other} would write {unit.apart_output}, where --other-languages apart writes the rows of "
+                f"{unit.source} in other languages; run them into separate --output-dir"
+            )
 
 
 def expand_inputs(patterns: tuple[str, ...]) -> list[Location]:

@@ -135,6 +135,7 @@ def settings(job: Job) -> dict[str, Any]:
         "rule": None if plan.rule is None else asdict(plan.rule),
         "clip_rule": None if other is None else asdict(other.rule),
         "clip_column": None if other is None else other.column,
+        "other_languages": plan.other_languages,
         "uid_column": job.uid_column if job.datacomp_subset else None,
         "datacomp_subset": None if job.datacomp_subset is None else str(job.datacomp_subset.resolve()),
         **(nodes if plan.level == "node" or plan.aggregate else {}),  # absent for flat captions
@@ -191,6 +192,7 @@ def _summary(job: Job, wall_seconds: float, workers: int) -> dict[str, Any]:
         "not_read": sum(item.get("not_read", 0) for item in stats),
         "languages": dict(sum((Counter(item.get("languages", {})) for item in stats), Counter()).most_common()),
         "decode_errors": sum(item["decode_errors"] for item in stats),
+        **({"apart": sum(item.get("apart", 0) for item in stats)} if job.plan.writes_apart else {}),
         "seconds_in_shards": round(busy, 3),
         "rows_per_second_per_worker": round(rows / busy, 1) if busy else None,
         "this_run_wall_seconds": round(wall_seconds, 3),

@@ -32,6 +32,7 @@ import numpy as np
 
 from ...scoring.base import ConcretenessScorer
 from ...utils.errors import UserInputError
+from ...utils.locations import Location
 from ..columns import flat_captions, is_arrow, is_nested, to_float_array, to_pylist
 from ..filter_plan import Cuts, FilterPlan
 from ..io import compression, datacomp
@@ -229,7 +230,8 @@ def write_unit(
     before_commit: Callable[[], None] | None = None,
 ) -> UnitResult:
     """Cut and write every table of ``opened`` as it comes, to a file that appears when complete (or a stream,
-    written table by table); ``before_commit`` runs right before the file is renamed into place."""
+    written table by table); ``before_commit`` runs right before the file is renamed into place. Rows in a
+    language the model does not read go to the unit's ``apart_output`` where it has one, which appears first."""
     plan, unit = opened.plan, opened.unit
     scored = (
         _with_kept_scores(opened, task.scores)
@@ -238,19 +240,32 @@ def write_unit(
     )
     result = UnitResult(scorer.model_id)
     with ExitStack() as stack:
-        stream = _output(stack, unit, before_commit)
-        writer = stack.enter_context(open_writer(stream, unit.output_format, unit.fields))
+        outputs = [_writer(stack, unit, unit.output, before_commit)]
+        if unit.apart_output is not None:  # renamed into place before the output, which marks the unit written
+            outputs.append(_writer(stack, unit, unit.apart_output, before_commit))
         submit = stack.enter_context(written_behind()) if _writes_behind(job, unit) else _now
         stack.enter_context(closing(scored))  # on an error here, the scoring generators end now (their settings too)
         for index, (table, raw) in enumerate(scored):
             piece = pieces.finish(plan, table, raw, result.model_id, None if task.cuts is None else task.cuts[index])
             rows = np.arange(len(table)) if piece.keep is None else np.flatnonzero(piece.keep)
-            submit(_write, writer, stream, piece, rows)
+            submit(_write, *outputs[0], piece, rows)
+            if len(outputs) > 1:
+                apart = np.flatnonzero(piece.apart)
+                submit(_write, *outputs[1], piece, apart)
+                result.apart += len(apart)
             _account(result, job, plan, table, piece, rows)
             del table, raw, piece, rows  # not held here while the next is read
-    result.escaped_line_breaks = writer.escaped_line_breaks
-    result.base64_columns = list(writer.base64_columns)
+    result.escaped_line_breaks = sum(writer.escaped_line_breaks for writer, _ in outputs)
+    result.base64_columns = list(dict.fromkeys(name for writer, _ in outputs for name in writer.base64_columns))
     return result
+
+
+def _writer(
+    stack: ExitStack, unit: Unit, place: Location | BinaryIO, before_commit: Callable[[], None] | None
+) -> tuple[TableWriter, BinaryIO]:
+    """A writer of the unit's format into ``place`` (see :func:`_output`), and the stream it writes to."""
+    stream = _output(stack, unit, place, before_commit)
+    return stack.enter_context(open_writer(stream, unit.output_format, unit.fields)), stream
 
 
 def _writes_behind(job: Job, unit: Unit) -> bool:
@@ -270,13 +285,15 @@ def _now(call: Callable[..., object], *args: object) -> None:
     call(*args)
 
 
-def _output(stack: ExitStack, unit: Unit, before_commit: Callable[[], None] | None) -> BinaryIO:
-    """Where the unit's rows go: a file written atomically (compressed as its name says), or a stream as it is."""
+def _output(
+    stack: ExitStack, unit: Unit, place: Location | BinaryIO, before_commit: Callable[[], None] | None
+) -> BinaryIO:
+    """Where rows go: a file written atomically (compressed as its name says), or the unit's stream as it is."""
     if not unit.writes_a_file:
-        return unit.output
-    stream = stack.enter_context(atomic_output(unit.output, before_rename=before_commit))
+        return place
+    stream = stack.enter_context(atomic_output(place, before_rename=before_commit))
     # kept.jsonl.gz: written compressed into the temporary file
-    return stack.enter_context(compression.compressed_output(stream, compression.by_extension(unit.output)))
+    return stack.enter_context(compression.compressed_output(stream, compression.by_extension(place)))
 
 
 def _account(

@@ -49,6 +49,8 @@ class ScoredPiece:
     scores: np.ndarray
     #: The language code of every caption scored (flat, as ``scores``; ``None``: blank or non-text).
     languages: list[str | None]
+    #: The rows to write apart (in a language the model does not read; ``None``: the plan writes none apart).
+    apart: np.ndarray | None = None
 
 
 def bind(
@@ -145,13 +147,14 @@ def finish(
     )
     forget_languages()  # named (a nested column's from the cache): this piece's captions need not stay in memory
     keep = plan.mask(view, len(table), cuts) if plan.rules() else None
+    apart = plan.apart(view)
     hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
     columns = {name: values for name, values in view.items() if name not in hidden}
     # An object array goes to Arrow without a Python step per row.
     columns[model_column(plan.score_column)] = np.full(len(table), model_id, dtype=object)
     name = language_column(plan.score_column)
     columns[name] = columns.pop(name)  # after the model's column, as the other engines write it
-    return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0), languages)
+    return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0), languages, apart)
 
 
 def _view(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> dict[str, Any]:

@@ -41,7 +41,7 @@ from ...scoring.options import ScoringOptions, takes_scoring_options
 from ...scoring.threads import set_cpu_threads
 from ..columns import AGGREGATES, SCORE_COLUMN, is_nested, language_column, model_column
 from ..filter_options import FilterOptions, format_columns, takes_filter_options
-from ..filter_plan import RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
+from ..filter_plan import APART_SPLIT, KEPT_SPLIT, RAW_SCORE_COLUMN, Cuts, FilterPlan, require_columns
 from .passes import fit_in_memory, gather
 from .scoring import DEFAULT_MAP_BATCH_SIZE, ScoreColumns, score_columns
 
@@ -86,6 +86,16 @@ class _KeepRows:
         if self.plan.rules():
             batch = batch.filter(pa.array(self.plan.mask(_columns(batch), batch.num_rows, self.cuts)))
         return batch
+
+
+@dataclass(frozen=True)
+class _ApartRows:
+    """``map_batches`` function keeping the rows a plan writes apart (in a language the model does not read)."""
+
+    plan: FilterPlan
+
+    def __call__(self, batch: pa.Table) -> pa.Table:
+        return batch.filter(pa.array(self.plan.apart(_columns(batch))))
 
 
 def _columns(table: pa.Table) -> dict[str, pa.ChunkedArray]:
@@ -147,7 +157,7 @@ def filter_by_icc(
     scoring_options: ScoringOptions,
     tie_break_column: str | None = None,
     **scoring: Any,
-) -> ray.data.Dataset:
+) -> ray.data.Dataset | dict[str, ray.data.Dataset]:
     """Keep rows by one ICC rule (and optionally a ``clip`` rule on ``clip_column``).
 
     The filter options and their defaults are those of
@@ -159,6 +169,10 @@ def filter_by_icc(
     as :func:`modeling_icc.filter_by_icc` does. Ranking rules keep every row tied at the
     cut unless ``tie_break_column`` names unique row ids; then exactly k rows pass, ties
     going to the smallest ids.
+
+    ``other_languages="apart"`` returns a dict of two datasets: the kept rows as ``"kept"``, and as
+    ``"other_languages"`` the rows whose caption is in a language the model does not read; the scores are
+    materialized first, so that each part reads them without scoring again.
     """
     plan = options.filter_plan(tie_break_column).bind_to_dataset(
         dataset.schema().names,
@@ -173,11 +187,16 @@ def filter_by_icc(
             dataset, plan.column, output_column=plan.score_column, raw_column=plan.raw_column, **given, **scoring
         )
     cuts = None
-    if plan.needs_all_rows:
+    if plan.needs_all_rows or plan.writes_apart:  # scored once, read once per pass or part
         scored = scored.materialize()
+    if plan.needs_all_rows:
         cuts = _fit(scored, plan)
     kept = scored.map_batches(_KeepRows(plan, cuts), batch_format="pyarrow", batch_size=None)
-    return kept.drop_columns([RAW_SCORE_COLUMN]) if plan.raw_column else kept
+    kept = kept.drop_columns([RAW_SCORE_COLUMN]) if plan.raw_column else kept
+    if not plan.writes_apart:
+        return kept
+    apart = scored.map_batches(_ApartRows(plan), batch_format="pyarrow", batch_size=None)
+    return {KEPT_SPLIT: kept, APART_SPLIT: apart.drop_columns([RAW_SCORE_COLUMN]) if plan.raw_column else apart}
 
 
 def _fit(scored: ray.data.Dataset, plan: FilterPlan) -> Cuts | None:

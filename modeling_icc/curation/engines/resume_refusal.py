@@ -109,6 +109,7 @@ _FLAGS: dict[str, Callable[[Any], str]] = {
     "level": _option("--level"),
     "aggregate": _option("--aggregate"),
     "node_columns": _option("--node-columns"),
+    "other_languages": _option("--other-languages"),
 }
 
 

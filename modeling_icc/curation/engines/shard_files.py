@@ -58,12 +58,16 @@ def check_work_folder(output_dir: Location) -> None:
 
 
 def done(job: Job, unit: Unit, with_uids: bool = False) -> bool:
-    """Finished: stats written, and the output (and kept uids, ``with_uids``) still there as written."""
+    """Finished: stats written, and the output (the rows written apart, the kept uids with ``with_uids``) still
+    there as written."""
     files = ShardFiles.of(job, unit)
     if not (is_file(files.stats) and is_file(unit.output)) or (with_uids and not is_file(files.kept_uids)):
         return False
-    recorded = json.loads(files.stats.read_text(encoding="utf-8")).get("output_bytes")
-    return recorded is None or recorded == unit.output.stat().st_size
+    recorded = json.loads(files.stats.read_text(encoding="utf-8"))
+    written = [(unit.output, recorded.get("output_bytes"))]
+    if unit.apart_output is not None:
+        written.append((unit.apart_output, recorded.get("apart_bytes", -1)))  # -1: a shard written without it
+    return all(is_file(path) and size in (None, path.stat().st_size) for path, size in written)
 
 
 def commit_unit(job: Job, unit: Unit, result: UnitResult, before_commit: Callable[[], None] | None = None) -> None:
@@ -83,9 +87,19 @@ def commit_unit(job: Job, unit: Unit, result: UnitResult, before_commit: Callabl
         "languages": dict(result.stats.languages.most_common()),
         "decode_errors": result.decode_errors,
         "output_bytes": unit.output.stat().st_size,
+        **(_apart_stats(unit, result) if unit.apart_output is not None else {}),
         "model": result.model_id,
         "seconds": round(result.seconds, 3),
     }
     if before_commit is not None:
         before_commit()
     write_json(files.stats, stats)
+
+
+def _apart_stats(unit: Unit, result: UnitResult) -> dict[str, object]:
+    """What a shard wrote apart (``--other-languages apart``): the file, its rows and its size."""
+    return {
+        "apart_output": public_url(str(unit.apart_output)),
+        "apart": result.apart,
+        "apart_bytes": unit.apart_output.stat().st_size,
+    }

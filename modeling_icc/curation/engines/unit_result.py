@@ -66,6 +66,8 @@ class UnitResult:
     rows: int = 0
     kept: int = 0
     kept_captions: int | None = None
+    #: Rows written apart (``--other-languages apart``): in a language the model does not read.
+    apart: int = 0
     non_text: int = 0
     decode_errors: int = 0
     seconds: float = 0.0
