@@ -103,6 +103,22 @@ def test_a_caption_is_named_alike_from_its_text_or_from_what_the_scorer_read(tex
     assert named == POLICY.language(observe(text))  # the English-word shortcut is the policy's first answer
 
 
+def test_titles_of_english_words_are_english_without_the_identifier(monkeypatch):
+    from modeling_icc.scoring import languages
+
+    titles = ["Cast Iron Radiator - Plain", "Leather Skull Purse", "Fashion Casual Backless Strap High Waist Dress"]
+    assert [languages.POLICY.language(observe(title)) for title in titles] == [ENGLISH] * 3
+    assert [observe(title).best[0][0] for title in titles] == ["it", "sv", "fi"]  # what the identifier says
+    assert observe("Hotel Kubrat an der Spree Berlin").foreign_word  # German words: the identifier decides
+    monkeypatch.setattr(languages, "top_languages", lambda *args: pytest.fail("the identifier ran"))
+    assert [name_language(title) for title in titles] == [ENGLISH] * 3
+
+
+def test_a_title_holding_a_foreign_function_word_goes_to_the_identifier():
+    assert name_language("Hotel Kubrat an der Spree Berlin") == "de"
+    assert name_language("Star Color Block Chaussures à lacets - Gris 37") == "fr"
+
+
 def test_blank_and_non_text_have_no_language():
     assert caption_languages(["a dog on a sofa", "", "  ", None, 3, "747"]) == [
         ENGLISH,
@@ -119,7 +135,8 @@ def test_the_policy_is_the_one_the_committed_benchmark_chose():
 
     result = json.loads((Path(__file__).parents[1] / "benchmarks/quality/language_id.json").read_text("utf-8"))
     assert LanguagePolicy(**result["cross_validation"]["chosen"]) == POLICY
-    assert result["shipped_policy"] == {"min_confidence": 0.5, "min_words": 3, "max_english": 0.2}
+    shipped = {"min_confidence": 0.5, "min_words": 3, "max_english": 0.2, "min_english_share": 0.7}
+    assert result["shipped_policy"] == shipped
     # English captions declined: at most 1 in 2,000 of the fitting captions, none of the frozen partition's.
     assert result["cross_validation"]["chosen_rates"]["english_false_nan_rate"] <= 0.0005
     assert result["frozen"]["english_declined"] == 0
@@ -274,6 +291,20 @@ def test_a_sharded_job_redoes_a_shard_whose_rows_apart_are_gone_and_refuses_anot
     assert "redone: 1 finished shard(s)" in capsys.readouterr().err
     assert icc(*flags, "--other-languages", "keep") == 2  # the directory's outputs would mix two choices
     assert "holds a run with --other-languages apart (this run: --other-languages keep)" in capsys.readouterr().err
+
+
+def test_a_directory_started_before_the_choice_was_recorded_still_resumes(tmp_path, capsys):
+    _, source = mixed_pool(tmp_path)
+    flags = ["filter", "--model", "lite", "--input", source, "--threshold", "0.5", "--output-dir", tmp_path / "out"]
+    assert icc(*flags) == 0
+    run_file = tmp_path / "out" / "_run.json"
+    recorded = json.loads(run_file.read_text("utf-8"))
+    del recorded["other_languages"]  # as an earlier version wrote it
+    run_file.write_text(json.dumps(recorded), "utf-8")
+    assert icc(*flags) == 0
+    assert "nothing left to do" in capsys.readouterr().err
+    assert icc(*flags, "--other-languages", "keep") == 2
+    assert "(this run: --other-languages keep): resume with --other-languages drop" in capsys.readouterr().err
 
 
 def test_writing_apart_is_refused_where_it_has_no_place(tmp_path, capsys):

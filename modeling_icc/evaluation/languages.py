@@ -49,6 +49,8 @@ POLICY_GRID = {
     "min_confidence": (0.5, 0.6, 0.7, 0.8, 0.9),
     "min_words": (2, 3, 4),  # one Latin-script word (Paris, croissant, Oktoberfest) is never named: by design
     "max_english": (0.02, 0.05, 0.1, 0.2, 1.01),
+    # most of its words English words, at least; above 1: the rule off
+    "min_english_share": (0.6, 0.7, 0.8, 0.9, 1.0, 1.01),
 }
 FOLDS = 5
 
@@ -155,17 +157,25 @@ def grid() -> list[LanguagePolicy]:
 def best_policy(seen: Seen) -> LanguagePolicy:
     """The policy of :data:`POLICY_GRID` naming the most translations (mean over languages) among those that
     decline at most :data:`MAX_FALSE_NAN` of the English captions; ties go to the fewer English declined, then to
-    the more cautious policy (more words, more confidence, a smaller English share needed to name a caption)."""
+    the more cautious identifier (more words, more confidence, a smaller English share needed to name a caption),
+    then to the fewer English captions that need the identifier (the costly step: issue 51's cost goal), then to
+    the more English words needed to name a caption English without it."""
     scored = []
     for policy in grid():
         rates = seen.rates(policy)
         if rates["english_false_nan_rate"] <= MAX_FALSE_NAN:
             recall = float(np.mean(list(rates["declined_by_language"].values())))
             caution = (policy.min_words, policy.min_confidence, -policy.max_english)
-            scored.append((recall, -rates["english_false_nan_rate"], caution, policy))
+            cost = -identifier_share(policy, seen.english)
+            scored.append((recall, -rates["english_false_nan_rate"], caution, cost, policy.min_english_share, policy))
     if not scored:
         raise ValueError(f"no policy declines at most {MAX_FALSE_NAN:.2%} of the English captions")
-    return max(scored, key=lambda item: item[:3])[3]
+    return max(scored, key=lambda item: item[:5])[5]
+
+
+def identifier_share(policy: LanguagePolicy, seen: Sequence[Observation]) -> float:
+    """The share of captions ``policy`` runs the identifier on."""
+    return float(np.mean([policy.needs_identifier(one) for one in seen])) if seen else 0.0
 
 
 def fold_of(source: str, folds: int = FOLDS) -> int:

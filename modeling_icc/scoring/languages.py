@@ -24,8 +24,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from ..models.lite.lexicon import english_words
 from ..utils.caption_wrappers import unwrap_caption
 from ..utils.errors import UserInputError
 from .inputs import has_content
@@ -115,31 +116,58 @@ ENGLISH_WORDS = frozenset(
 )
 
 
-@dataclass(frozen=True)
-class Observation:
+#: Function words of German, French, Spanish, Italian, Portuguese and Dutch (of two letters or more, less the
+#: commonest English words ``as``, ``do``, ``no``, ``per``): a caption holding one is not named English by its
+#: vocabulary (:attr:`LanguagePolicy.min_english_share`), only by the identifier. ``die``, ``den`` or ``con`` are
+#: English words too: such a caption is named as before the vocabulary rule, at the identifier's cost.
+FOREIGN_WORDS = frozenset(
+    "der die das den dem des und mit für von auf ist sind ein eine einem einen einer zum zur im bei aus nach über "
+    "oder nicht le la les du une et avec pour dans sur au aux est sont ce cette qui el los las del una con para por "
+    "al lo es en il gli della delle di da che nel nella het een van met voor op niet zijn os dos um uma com em "
+    "na".split()
+)
+_LETTER_RUN = re.compile(r"[^\W\d_]{2,}")
+
+
+class Observation(NamedTuple):
     """What the policy reads of a caption: whether it is mostly Latin script, its words, whether it holds one of
-    :data:`ENGLISH_WORDS`, the identifier's best languages (empty where the policy does not need them)."""
+    :data:`ENGLISH_WORDS`, the identifier's best languages (empty where the policy does not need them), its script,
+    the share of its words that are English words (:func:`_vocabulary`) and whether it holds one of
+    :data:`FOREIGN_WORDS` (both for Latin-script text without an English word only)."""
 
     latin: bool
     words: int
     english_word: bool
     best: tuple[tuple[str, float], ...]
     script: str = "Latn"
+    english_share: float = 0.0
+    foreign_word: bool = False
 
 
-def observe(text: str, min_words: int | None = None) -> Observation:
-    """:class:`Observation` of ``text``. With ``min_words`` the identifier is not run where its answer is not
-    needed: Latin-script text of fewer words, or holding one of :data:`ENGLISH_WORDS`."""
+def observe(text: str, policy: LanguagePolicy | None = None) -> Observation:
+    """:class:`Observation` of ``text``; with ``policy``, the identifier is run only where that policy needs its
+    answer (:meth:`LanguagePolicy.needs_identifier`), else everything is observed (to compare policies)."""
     seen = _as_read(text, None)
-    return _observe_seen(seen, min_words, *_first_look(seen))
+    return _observe_seen(seen, policy, *_first_look(seen))
 
 
-def _observe_seen(text: str, min_words: int | None, latin: bool, english_word: bool) -> Observation:
+def _observe_seen(text: str, policy: LanguagePolicy | None, latin: bool, english_word: bool) -> Observation:
     """:func:`observe` of text already as the models read it (:func:`_as_read`), with its :func:`_first_look`."""
     words = _word_count(text)
-    needed = min_words is None or not latin or (words >= min_words and not english_word)
-    best = _best(text, latin) if needed else ()
-    return Observation(latin, words, english_word, best, "Latn" if latin else _script(text))
+    vocabulary = latin and not english_word and (policy is None or words >= policy.min_words)
+    share, foreign = _vocabulary(text) if vocabulary else (0.0, False)
+    seen = Observation(latin, words, english_word, (), "Latn" if latin else _script(text), share, foreign)
+    return seen._replace(best=_best(text, latin)) if policy is None or policy.needs_identifier(seen) else seen
+
+
+def _vocabulary(text: str) -> tuple[float, bool]:
+    """The share of ``text``'s words (runs of two letters or more, lower-cased: ``T-Shirt`` is ``shirt``) that are
+    English words (the single words of lite's lexicon), and whether one is among :data:`FOREIGN_WORDS`."""
+    runs = _LETTER_RUN.findall(text.lower())
+    if not runs:
+        return 0.0, False
+    vocabulary = english_words()
+    return sum(run in vocabulary for run in runs) / len(runs), not FOREIGN_WORDS.isdisjoint(runs)
 
 
 def _as_read(text: str, read: str | None) -> str:
@@ -182,8 +210,10 @@ class LanguagePolicy:
     of ``benchmarks/quality/language_id.py`` so that English captions are almost never declined.
 
     A mostly Latin-script caption holding one of :data:`ENGLISH_WORDS` is English. Another is named only with
-    at least ``min_words`` words, the identifier's best
-    language at ``min_confidence`` or more, and English under ``max_english`` among its best five (the
+    at least ``min_words`` words: English where at least ``min_english_share`` of them are English words and none
+    is one of :data:`FOREIGN_WORDS` (product titles, ``Cast Iron Radiator - Plain``, which the identifier names
+    Italian; above 1: never), else by the identifier, where its best
+    language is at ``min_confidence`` or more, and English under ``max_english`` among its best five (the
     compressed model's short English captions often come out German or Polish at 0.8, with English second at
     0.1); otherwise it is :data:`UNDETERMINED`. Text mostly in another script is named by the identifier where it
     is at least :data:`MIN_SCRIPT_CONFIDENCE` sure, else by its script (``und-Hani``): never read by an English
@@ -192,6 +222,17 @@ class LanguagePolicy:
     min_confidence: float = 0.5
     min_words: int = 3
     max_english: float = 0.2
+    min_english_share: float = 0.7
+
+    def english_by_vocabulary(self, seen: Observation) -> bool:
+        """Whether a Latin-script caption of enough words is English by its words, without the identifier."""
+        return seen.english_share >= self.min_english_share and not seen.foreign_word
+
+    def needs_identifier(self, seen: Observation) -> bool:
+        """Whether :meth:`language` needs the identifier's answer for ``seen`` (the costly step)."""
+        if not seen.latin:
+            return True
+        return not seen.english_word and seen.words >= self.min_words and not self.english_by_vocabulary(seen)
 
     def language(self, seen: Observation) -> str:
         """The language code of a caption seen as ``seen``."""
@@ -202,7 +243,11 @@ class LanguagePolicy:
             return f"{UNDETERMINED}-{seen.script}"
         if seen.english_word:
             return ENGLISH
-        if seen.words < self.min_words or not seen.best:
+        if seen.words < self.min_words:
+            return UNDETERMINED
+        if self.english_by_vocabulary(seen):
+            return ENGLISH
+        if not seen.best:
             return UNDETERMINED
         code, confidence = seen.best[0]
         english = max((p for other, p in seen.best if other == ENGLISH), default=0.0)
@@ -264,7 +309,7 @@ def name_language(text: str, read: str | None = None) -> str:
     latin, english_word = _first_look(seen)
     if english_word:  # the policy's first answer, at a tenth of its cost
         return ENGLISH
-    return POLICY.language(_observe_seen(seen, POLICY.min_words, latin, english_word))
+    return POLICY.language(_observe_seen(seen, POLICY, latin, english_word))
 
 
 def caption_languages(values: Iterable[object]) -> list[str | None]:

@@ -48,16 +48,17 @@ def bind_settings(
     advice: str,
     record: dict[str, Any] | None = None,
     explain: Callable[[dict[str, Any], list[str]], str | None] | None = None,
+    added_later: dict[str, Any] | None = None,
 ) -> None:
     """Record ``settings`` (plus ``record``, kept but not compared) in ``directory``'s :data:`RUN_FILE`, or,
-    if it ``holds_work``, check them against the recorded ones.
+    if it ``holds_work``, check them against the recorded ones (:func:`recorded_settings`).
 
     A difference is a one-line error: ``explain(previous, changed)`` where it says more, else
     ``DIR holds a run with different KEYS; ADVICE``.
     """
     path = directory / RUN_FILE
     if holds_work and is_file(path):
-        previous = json.loads(path.read_text(encoding="utf-8"))
+        previous = recorded_settings(directory, added_later)
         changed = [key for key in settings if previous.get(key) != settings[key]]
         if changed:
             message = explain(previous, changed) if explain is not None else None
@@ -68,10 +69,12 @@ def bind_settings(
     write_json(path, {**settings, **(record or {})})
 
 
-def recorded_settings(directory: Path) -> dict[str, Any] | None:
-    """What :func:`bind_settings` recorded in ``directory``, or ``None``."""
+def recorded_settings(directory: Path, added_later: dict[str, Any] | None = None) -> dict[str, Any] | None:
+    """What :func:`bind_settings` recorded in ``directory``, or ``None``. ``added_later``: settings recorded only
+    since a later version, with the value every earlier run had, so that a directory an earlier version started
+    still resumes."""
     path = directory / RUN_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if is_file(path) else None
+    return {**(added_later or {}), **json.loads(path.read_text(encoding="utf-8"))} if is_file(path) else None
 
 
 def remove_partial_files(directories: Sequence[Path]) -> None:

@@ -56,6 +56,7 @@ from ...utils import resumable
 from ...utils.errors import UserInputError
 from ...utils.locations import Location, fingerprint, is_dir, is_file, remove_tree
 from ...utils.provenance import environment, write_json
+from ..filter_plan import FilterPlan
 from ..io import datacomp
 from . import resume_refusal
 from .in_process import InProcess
@@ -118,6 +119,11 @@ def _resumed(before: int, now: int) -> dict[str, int]:
     return {"shards_done_before": before, "shards_this_run": now}
 
 
+#: Settings a directory records since a later version, with the value every run before had (that version's
+#: default): a directory started before still resumes with it.
+SETTINGS_ADDED_LATER = {"other_languages": FilterPlan.other_languages}
+
+
 def settings(job: Job) -> dict[str, Any]:
     """What makes two runs produce the same outputs (recorded in ``_run.json``)."""
     plan, other, scoring = job.plan, job.plan.other, job.scoring
@@ -169,7 +175,7 @@ def _check_summary_agrees(job: Job, summary: dict[str, Any]) -> None:
 def _check_record_is_this_jobs(job: Job, bound: dict[str, Any]) -> None:
     """Before the summary: ``_run.json`` must still record the settings this job ``bound``, or another job
     wrote the directory meanwhile and its outputs may mix both runs."""
-    recorded = resumable.recorded_settings(job.output_dir) or {}
+    recorded = resumable.recorded_settings(job.output_dir, SETTINGS_ADDED_LATER) or {}
     changed = [key for key, value in bound.items() if recorded.get(key) != value]
     if changed:
         raise UserInputError(
@@ -221,6 +227,7 @@ def _bind_settings(job: Job) -> dict[str, Any]:
         holds_work=_holds_work(job.output_dir),
         advice=f"use a new --output-dir, or delete {job.output_dir} to start over",
         explain=lambda previous, changed: resume_refusal.explain(job.output_dir, previous, recorded, changed),
+        added_later=SETTINGS_ADDED_LATER,
     )
     return recorded
 

@@ -13,6 +13,7 @@ import json
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 LEXICON_FILE = "lexicon.tsv.gz"
@@ -84,11 +85,25 @@ def read_lexicon(path: str | Path) -> Lexicon:
 @lru_cache(maxsize=1)
 def default_lexicon() -> Lexicon:
     """The lexicon shipped with the package (loaded once per process)."""
-    with resources.as_file(resources.files("modeling_icc.models.lite") / "data" / LEXICON_FILE) as path:
+    with resources.as_file(_shipped(LEXICON_FILE)) as path:
         return read_lexicon(path)
+
+
+@lru_cache(maxsize=1)
+def english_words() -> frozenset[str]:
+    """The single words (letters only) of the shipped lexicon: the English vocabulary, human-rated words, that
+    names a caption English (``modeling_icc.scoring.languages``). Read without the norms: about 40 ms."""
+    with gzip.open(_shipped(LEXICON_FILE).open("rb"), "rt", encoding="utf-8") as handle:
+        handle.readline()  # the header
+        entries = (line.split("\t", 1)[0] for line in handle)
+        return frozenset(entry for entry in entries if entry.isalpha())
+
+
+def _shipped(name: str) -> Traversable:
+    return resources.files("modeling_icc.models.lite") / "data" / name
 
 
 def lexicon_sources() -> dict:
     """Provenance and licences of the norm sets in the shipped lexicon."""
-    text = (resources.files("modeling_icc.models.lite") / "data" / SOURCES_FILE).read_text(encoding="utf-8")
+    text = _shipped(SOURCES_FILE).read_text(encoding="utf-8")
     return json.loads(text)
