@@ -35,6 +35,10 @@ from .inputs import has_content
 UNDETERMINED = "und"
 #: ISO 639-1 code of English, the language ICC's models were fitted and measured on.
 ENGLISH = "en"
+#: Han characters without kana are Chinese where the identifier says Japanese: Japanese sentences carry kana
+#: (every Japanese translation of ``caption_translations.jsonl`` does), and the compressed model names 8 of the 57
+#: fitting Chinese translations Japanese. A name in kanji alone (``東京駅``) comes out Chinese: declined either way.
+CHINESE, JAPANESE = "zh", "ja"
 #: A caption whose letters are less than this share Latin is in a script an English model cannot read.
 MIN_LATIN_SHARE = 0.5
 #: The least confidence for text mostly in another script to be named by the identifier; below it the caption is
@@ -239,7 +243,7 @@ class LanguagePolicy:
         if not seen.latin:
             named = next(((code, p) for code, p in seen.best if code != ENGLISH), None)
             if named is not None and named[1] >= MIN_SCRIPT_CONFIDENCE:
-                return named[0]
+                return CHINESE if named[0] == JAPANESE and seen.script == "Hani" else named[0]
             return f"{UNDETERMINED}-{seen.script}"
         if seen.english_word:
             return ENGLISH
