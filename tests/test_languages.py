@@ -320,6 +320,11 @@ def test_writing_apart_is_refused_where_it_has_no_place(tmp_path, capsys):
     flags = ["filter", "--model", "lite", "--input", source, "--threshold", "0.5", "--other-languages", "apart"]
     assert icc(*flags, "--output", "-") == 2
     assert "writes those rows to a second file beside the output: pass --output FILE" in capsys.readouterr().err
+    # the file of rows apart would be the input
+    own = written(tmp_path / "x.other-languages.jsonl", (tmp_path / "pool.jsonl").read_text("utf-8"))
+    assert icc(*flags[:3], "--input", own, *flags[5:], "--output", tmp_path / "x.jsonl") == 2
+    assert "the file of rows apart (--other-languages apart)" in capsys.readouterr().err
+    assert own.read_text("utf-8") == (tmp_path / "pool.jsonl").read_text("utf-8")
     # a shard whose output would be another's rows written apart
     (tmp_path / "in").mkdir()
     shards = [written(tmp_path / "in" / name, "a dog\n") for name in ("pool.jsonl", "pool.other-languages.jsonl")]

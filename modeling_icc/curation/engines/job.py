@@ -155,7 +155,7 @@ def _apart_output_of(unit: Unit) -> Location:
         )
     apart = apart_output(unit.output)
     if not is_remote(apart):
-        refuse_writing_over_input(unit.source, apart)
+        refuse_writing_over_input(unit.source, apart, "the file of rows apart (--other-languages apart)")
         check_writable(apart)
     return apart
 

@@ -74,10 +74,11 @@ def _open_in_place(path: Path) -> Iterator[BinaryIO]:
         yield stream
 
 
-def refuse_writing_over_input(source: Path | BinaryIO | CaptionTable, output: Path) -> None:
+def refuse_writing_over_input(source: Path | BinaryIO | CaptionTable, output: Path, what: str = "--output") -> None:
     """Refuse an output that is the input file itself (by device and inode: also through symlinks and hard links).
 
     The output is renamed into place only at the end, so such a job would replace its input with its result.
+    ``what`` names the output in the error.
     """
     try:
         written = os.stat(output)
@@ -91,7 +92,7 @@ def refuse_writing_over_input(source: Path | BinaryIO | CaptionTable, output: Pa
         return
     same = (read.st_dev, read.st_ino) == (written.st_dev, written.st_ino)
     if same and stat.S_ISREG(written.st_mode):  # a terminal can be both stdin and --output /dev/stdout
-        raise UserInputError(f"--output {output} is the input file; write to another file (the input would be lost)")
+        raise UserInputError(f"{what} {output} is the input file; write to another file (the input would be lost)")
 
 
 def check_writable(path: str | os.PathLike, what: str = "output") -> Path:
