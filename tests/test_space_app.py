@@ -36,14 +36,18 @@ from modeling_icc.apps.gradio import (  # noqa: E402
     ORDERS,
     PUBLISHED_CHOICE,
     REFUSED_MODEL,
+    TABLE_HEADERS,
     ScoredRows,
     build_demo,
     build_metric_demo,
     captions_from_file,
+    captions_from_text,
     filter_summary,
     launch_space,
     model_choices,
     results_frame,
+    score_table_rows,
+    write_download,
 )
 from modeling_icc.curation.io.tables import CaptionTable  # noqa: E402
 from modeling_icc.utils.errors import UserInputError  # noqa: E402
@@ -351,6 +355,16 @@ def test_threshold_moves_kept_rows_without_rescoring():
     assert list(results_frame(rows, 0.5, ORDERS[0])["kept"]) == ["yes", "no", "no", "yes"]
     assert list(results_frame(rows, 0.7, ORDERS[1])["#"]) == [1, 4, 2, 3]
     assert "keeps **1 of 4** (25%)" in filter_summary(rows, 0.7) and "1 blank, never kept" in filter_summary(rows, 0.7)
+
+
+def test_captions_in_another_language_are_named_and_not_called_blank(tmp_path):
+    captions = ["a red car parked on a street", "ein rotes Auto, das an einer Straße parkt", ""]
+    rows = score_table_rows(captions_from_text("\n".join(captions)), "lite", "the text box")
+    frame = results_frame(rows, 0.5, ORDERS[0])
+    assert list(frame.columns) == TABLE_HEADERS and list(frame["language"]) == ["en", "de"]  # the blank line dropped
+    assert "(1 in a language `lite` does not read, never kept)" in filter_summary(rows, 0.5)
+    download = Path(write_download(rows, 0.5)).read_text("utf-8").splitlines()
+    assert download[0] == "caption,icc_score,icc_model,icc_language,icc_kept" and download[2].endswith(",lite,de,False")
 
 
 @pytest.fixture(scope="module")

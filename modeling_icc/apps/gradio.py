@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import BinaryIO
 
@@ -32,6 +32,7 @@ from ..curation.io import compression
 from ..curation.io.tables import TEXT_COLUMN, CaptionTable, infer_format, iter_tables, read_table, write_table
 from ..curation.selection import KeepRule, keep_mask
 from ..scoring.base import ConcretenessScorer
+from ..scoring.languages import caption_languages
 from ..scoring.load import (
     DEFAULT_MODEL_ID,
     LITE_MODEL_ID,
@@ -91,7 +92,7 @@ REFUSED_MODEL = "That model is not offered here: choose one from the model list.
 _USE_THE_CLI = "For large files use the command line: `icc score --input FILE --output scored.csv`."
 #: The selector's initial choice: the package's default model (mini, no download).
 DEFAULT_CHOICE = MODEL_LABELS[DEFAULT_MODEL_ID]
-TABLE_HEADERS = ["#", "ICC", "kept", "caption"]
+TABLE_HEADERS = ["#", "ICC", "kept", "language", "caption"]
 
 
 @dataclass
@@ -108,6 +109,17 @@ class ScoredRows:
     @property
     def captions(self) -> list[str]:
         return ["" if caption is None else str(caption) for caption in self.table.captions]
+
+    @cached_property
+    def languages(self) -> list[str | None]:
+        """Each caption's language code, as the scorer named it (``None``: blank)."""
+        return caption_languages(self.table.captions)
+
+    @property
+    def not_read(self) -> np.ndarray:
+        """Rows without a score because the model does not read their caption's language (not blank ones)."""
+        named = np.array([language is not None for language in self.languages], dtype=bool)
+        return np.isnan(self.scores) & named
 
 
 def captions_from_text(text: str | None) -> CaptionTable:
@@ -278,6 +290,7 @@ def results_frame(rows: ScoredRows, threshold: float, order: str) -> pd.DataFram
             "#": np.arange(1, len(rows.scores) + 1),
             "ICC": np.round(rows.scores.astype(np.float64), 3),
             "kept": np.where(kept, "yes", "no"),
+            "language": rows.languages,
             "caption": rows.captions,
         }
     )
@@ -300,8 +313,14 @@ def _shorten(text: str, width: int) -> str:
 def filter_summary(rows: ScoredRows, threshold: float) -> str:
     kept = int(keep_mask(rows.scores, KeepRule(threshold=threshold)).sum())
     n = len(rows.scores)
-    blank = int(np.isnan(rows.scores).sum())
-    note = f" ({blank} blank, never kept)" if blank else ""
+    not_read = int(rows.not_read.sum())
+    blank = int(np.isnan(rows.scores).sum()) - not_read
+    notes = []
+    if blank:
+        notes.append(f"{blank} blank")
+    if not_read:
+        notes.append(f"{not_read} in a language `{rows.model_id}` does not read")
+    note = f" ({'; '.join(notes)}, never kept)" if notes else ""
     summary = (
         f"Scored **{n}** captions from {rows.source} with `{rows.model_id}`{note}. "
         f"A filter at ICC ≥ {threshold:.2f} keeps **{kept} of {n}** ({kept / n:.0%})."
@@ -361,7 +380,12 @@ def write_download(rows: ScoredRows, threshold: float) -> str:
             shutil.rmtree(old, ignore_errors=True)
     path = Path(tempfile.mkdtemp(dir=folder)) / f"icc_scored.{fmt}"
     kept = keep_mask(rows.scores, KeepRule(threshold=threshold))
-    columns = {"icc_score": rows.scores, "icc_model": [rows.model_id] * len(rows.scores), "icc_kept": kept.tolist()}
+    columns = {
+        "icc_score": rows.scores,
+        "icc_model": [rows.model_id] * len(rows.scores),
+        "icc_language": rows.languages,
+        "icc_kept": kept.tolist(),
+    }
     write_table(rows.table, path, fmt, columns)
     return str(path)
 
