@@ -8,7 +8,7 @@ import sys
 import numpy as np
 
 from ..curation.columns import AGGREGATES
-from ..curation.engines.job import APART_INFIX, apart_output
+from ..curation.engines.job import APART_INFIX, apart_path
 from ..curation.engines.run import run_job
 from ..curation.filter_options import CLIP_COLUMN
 from ..curation.filter_plan import OTHER_LANGUAGES, FilterPlan
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     if not spec.to_stdout:
         print(f"icc: wrote {result.kept} kept rows to {spec.output}", file=sys.stderr)
     if spec.keep.other_languages == "apart":
-        where = apart_output(location(spec.output))
+        where = apart_path(location(spec.output))
         print(f"icc: wrote {result.apart} rows in languages the model does not read to {where}", file=sys.stderr)
     if spec.datacomp_subset is not None:
         print(f"icc: wrote {result.subset_uids} uids to the DataComp subset {spec.datacomp_subset}", file=sys.stderr)

@@ -51,7 +51,7 @@ class Unit:
     is the stem a sharded job names the unit's files after; ``fields``, every column of an input whose rows
     carry different ones (JSONL, tar), collected by a first read where the output's header must name them all.
     ``apart_output``: where the rows in a language the model does not read are written, in the output's
-    format, with ``--other-languages apart`` (:func:`apart_output`; ``None``: not written apart).
+    format, with ``--other-languages apart`` (:func:`apart_path`; ``None``: not written apart).
     """
 
     source: Source
@@ -139,7 +139,7 @@ def resolve(spec: JobSpec, notice: Notice) -> Job:
 APART_INFIX = ".other-languages"
 
 
-def apart_output(output: Location) -> Location:
+def apart_path(output: Location) -> Location:
     """The file beside ``output`` that receives the rows in a language the model does not read."""
     stem = compression.table_stem(output.name)
     return output.with_name(stem + APART_INFIX + output.name[len(stem) :])
@@ -153,7 +153,7 @@ def _apart_output_of(unit: Unit) -> Location:
             "--other-languages apart writes those rows to a second file beside the output: pass --output FILE "
             "(or --output-dir), or use --other-languages keep and split on the icc_language column"
         )
-    apart = apart_output(unit.output)
+    apart = apart_path(unit.output)
     if not is_remote(apart):
         refuse_writing_over_input(unit.source, apart, "the file of rows apart (--other-languages apart)")
         check_writable(apart)
@@ -248,7 +248,7 @@ def _shard_units(inputs: list[Location], output_dir: Location, spec: JobSpec, pl
             )
         names[name] = path
         output = output_dir / f"{name}{output_suffix(out_fmt)}"
-        apart = apart_output(output) if plan.writes_apart else None
+        apart = apart_path(output) if plan.writes_apart else None
         for written in (output, apart):
             if written is not None and _same_file_key(written) in known_inputs:
                 raise UserInputError(f"output {written} would overwrite an input shard; choose another --output-dir")
