@@ -343,6 +343,17 @@ def _slowdowns() -> list[float]:
     return [get(GPU, *keys) / get(GPU_SCORING, *keys) for keys in (SCORE_RATE, MINI_RATE, CLI_RATE)]
 
 
+def overlap_ratios(source: str, template: str, *cases: str) -> Phrase:
+    """The median after/before throughput ratio of each of ``cases`` in a ``cli_overlap.py`` result."""
+    return quote(
+        SPEED_MD,
+        source,
+        template,
+        *(("results", case, "after_over_before_rows_per_s", "median") for case in cases),
+        decimals=3,
+    )
+
+
 def cli_comparison(source: str, template: str) -> Phrase:
     """A phrase that quotes the compared tree's icc score rate, this tree's, and their ratio."""
     return phrase(
@@ -440,35 +451,12 @@ FIGURES += [
     counted(SPEED_MD, JUNK_CHECK_48, "differ on {} of the", "results", "verdicts", "different"),
     counted(SPEED_MD, JUNK_CHECK_48, "of the {} strings compared, by design", "results", "verdicts", "strings"),
     cli_comparison(GPU_SCORING, "went from {} to {} rows/s in this run ({}x)"),
-    quote(
-        SPEED_MD,
-        CLI_OVERLAP,
-        "{}x (lite) and {}x (mini)",
-        *(
-            ("results", f"{model}: score parquet", "after_over_before_rows_per_s", "median")
-            for model in ("lite", "mini")
-        ),
-        decimals=3,
+    overlap_ratios(CLI_OVERLAP, "{}x (lite) and {}x (mini)", "lite: score parquet", "mini: score parquet"),
+    overlap_ratios(
+        CLI_OVERLAP, "{}x and {}x, and with a tiny random student", "lite: filter jsonl", "mini: filter jsonl"
     ),
-    quote(
-        SPEED_MD,
-        CLI_OVERLAP,
-        "{}x and {}x, and with a tiny random student",
-        *(
-            ("results", f"{model}: filter jsonl", "after_over_before_rows_per_s", "median")
-            for model in ("lite", "mini")
-        ),
-        decimals=3,
-    ),
-    quote(
-        SPEED_MD,
-        CLI_OVERLAP_TINY,
-        "(little model work) {}x and {}x",
-        *(
-            ("results", f"tiny-student: {case}", "after_over_before_rows_per_s", "median")
-            for case in ("score parquet", "filter jsonl")
-        ),
-        decimals=3,
+    overlap_ratios(
+        CLI_OVERLAP_TINY, "(little model work) {}x and {}x", "tiny-student: score parquet", "tiny-student: filter jsonl"
     ),
     cli_comparison(GPU_SCORING_EARLIER, "{} to {} rows/s ({}x, medians of 2"),
 ]

@@ -71,6 +71,12 @@ class Unit:
         """Whether the output is a file to write whole (local, or an object uploaded whole), not a stream."""
         return isinstance(self.output, Path) or is_remote(self.output)
 
+    @property
+    def renamed_into_place(self) -> bool:
+        """Whether the output appears whole when complete: a file, not a FIFO or device written into as it comes
+        (``/dev/stdout``, :func:`~..io.outputs.writes_in_place`)."""
+        return self.writes_a_file and not (isinstance(self.output, Path) and writes_in_place(self.output))
+
 
 @dataclass(frozen=True)
 class Job:
@@ -147,8 +153,7 @@ def apart_path(output: Location) -> Location:
 
 def _apart_output_of(unit: Unit) -> Location:
     """The single unit's file of rows written apart, checked like its output: a second file needs a file output."""
-    in_place = isinstance(unit.output, Path) and writes_in_place(unit.output)
-    if not unit.writes_a_file or in_place:
+    if not unit.renamed_into_place:
         raise UserInputError(
             "--other-languages apart writes those rows to a second file beside the output: pass --output FILE "
             "(or --output-dir), or use --other-languages keep and split on the icc_language column"

@@ -25,7 +25,6 @@ import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, closing
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, BinaryIO, Literal, Protocol
 
 import numpy as np
@@ -37,7 +36,7 @@ from ..columns import flat_captions, is_arrow, is_nested, to_float_array, to_pyl
 from ..filter_plan import Cuts, FilterPlan
 from ..io import compression, datacomp
 from ..io.formats import open_writer
-from ..io.outputs import atomic_output, writes_in_place
+from ..io.outputs import atomic_output
 from ..io.table import CaptionTable, missing_column_message
 from ..io.tables import iter_tables, read_table
 from ..io.writers import TableWriter
@@ -272,8 +271,7 @@ def _writes_behind(job: Job, unit: Unit) -> bool:
     """Whether ``unit``'s tables are written in a background thread, in order, while the next are scored: those
     of a file read in chunks and written whole. A stream written into (stdout, a FIFO) gets each table from the
     scoring thread as soon as it is scored; a shard is one table."""
-    in_place = isinstance(unit.output, Path) and writes_in_place(unit.output)
-    return _in_chunks(job, unit) and unit.writes_a_file and not in_place
+    return _in_chunks(job, unit) and unit.renamed_into_place
 
 
 def _write(writer: TableWriter, stream: BinaryIO, piece: pieces.ScoredPiece, rows: np.ndarray) -> None:
