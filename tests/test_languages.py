@@ -39,6 +39,7 @@ from modeling_icc.utils.shipped_data import (
     cc3m_captions,
     dev_split,
     frozen_partition_ids,
+    laion_sample_texts,
     short_english_captions,
 )
 
@@ -101,6 +102,27 @@ def test_a_caption_is_named_alike_from_its_text_or_from_what_the_scorer_read(tex
     named = name_language(text)
     assert name_language(text, unwrap_caption(text)) == named
     assert named == POLICY.language(observe(text))  # the English-word shortcut is the policy's first answer
+
+
+def test_the_shortcuts_name_every_caption_as_the_whole_policy_does():
+    # name() stops at the first step that answers and asks the identifier once, for the languages at its thresholds
+    # only; the policy's rule reads everything observed (the identifier's five best): the two must agree
+    rows = [row for row in caption_translations() if row["partition"] != "frozen"]
+    texts = [row[code] for row in rows for code in (ENGLISH, *TRANSLATED_LANGUAGES)] + laion_sample_texts()[::4]
+    texts += [*short_english_captions()[:300], "Ähren im Wind", "çà et là", "Пляж", "猫 と 犬", "ŁÓDŹ Kaliska"]
+    assert [name_language(text) for text in texts] == [POLICY.language(observe(text)) for text in texts]
+
+
+def test_the_languages_remembered_are_bounded_and_the_newest_kept():
+    from modeling_icc.scoring.languages import _Recent
+
+    recent = _Recent(4)
+    recent.put(["a", "b", "c"], ["en"] * 3)
+    recent.put(["d", "e"], ["de"] * 2)  # a fourth and fifth: a new generation, the older kept
+    assert [recent.get(text) for text in "abcde"] == ["en", "en", "en", "de", "de"]
+    recent.put(list("fghijk"), ["fr"] * 6)  # more than a generation: its last four
+    assert len(recent.current) + len(recent.older) <= 2 * recent.size
+    assert recent.get_many(list("efghijk")) == ["de", None, None, "fr", "fr", "fr", "fr"]
 
 
 def test_titles_of_english_words_are_english_without_the_identifier(monkeypatch):
@@ -223,7 +245,7 @@ def test_a_job_over_lists_of_captions_names_each_caption_once(tmp_path, monkeypa
     from modeling_icc.scoring import languages
 
     named = []
-    monkeypatch.setattr(languages, "name_language", lambda text, read=None: named.append(text) or "en")
+    monkeypatch.setattr(languages.LanguagePolicy, "name", lambda policy, text: named.append(text) or "en")
     rows = [{"captions": ["ein rotes Auto", "a dog on a sofa"]}, {"captions": ["the meaning of life"]}]
     source = written(tmp_path / "lists.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
     out = tmp_path / "out.jsonl"

@@ -14,7 +14,7 @@ from ..utils.caption_wrappers import unwrap_caption
 from ..utils.web_junk import is_web_junk, web_junk_kind
 from .explanation import Explanation, occlusion_explanations
 from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
-from .languages import caption_language, not_read_reason, reads
+from .languages import caption_language, not_read_reason, read_captions_languages, read_codes, reads
 
 _NO_SCORES = np.empty(0, dtype=np.float32)
 #: A scorer's per-call settings, set on a copy that shares the model's weights: not part of a cached model's
@@ -116,14 +116,9 @@ class ConcretenessScorer(ABC):
         if self.languages is None:
             return np.zeros(len(texts), dtype=bool)
         as_read = read if self.zeroes_web_junk else [None] * len(texts)
-        return np.fromiter(
-            (
-                not reads(caption_language(text, seen), self.languages)
-                for text, seen in zip(texts, as_read, strict=True)
-            ),
-            bool,
-            len(texts),
-        )
+        codes = read_codes(self.languages)
+        named = read_captions_languages(texts, as_read)
+        return np.fromiter((language not in codes for language in named), bool, len(texts))
 
     def text_read(self, text: str) -> str:
         """What the model reads of a caption that is no web junk: ICC's scorers take its wrappers off (markup,

@@ -21,7 +21,7 @@ import re
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -95,13 +95,16 @@ def _is_latin(character: str) -> bool:
     return code < 0x250 or 0x1E00 <= code < 0x1F00
 
 
-def _latin_share(text: str) -> float:
-    """The share of ``text``'s letters in the Latin script (1.0 for text without letters). ASCII letters are
-    counted by a regular expression, the other characters (a few accents in most Latin text) one by one."""
-    ascii_letters = len(_ASCII_LETTER.findall(text))
+def _mostly_latin(text: str) -> bool:
+    """Whether at least :data:`MIN_LATIN_SHARE` of ``text``'s letters are in the Latin script (text without letters
+    is). Its few characters outside ASCII are looked at first, one by one: most Latin text holds no letter of
+    another script, and then its ASCII letters need no counting."""
     others = [character for character in _NOT_ASCII.findall(text) if character.isalpha()]
-    letters = ascii_letters + len(others)
-    return (ascii_letters + sum(map(_is_latin, others))) / letters if letters else 1.0
+    latin_others = sum(map(_is_latin, others))
+    if latin_others == len(others):
+        return True
+    latin = len(_ASCII_LETTER.findall(text)) + latin_others
+    return latin >= MIN_LATIN_SHARE * (latin + len(others) - latin_others)
 
 
 def _word_count(text: str) -> int:
@@ -109,10 +112,22 @@ def _word_count(text: str) -> int:
     return sum(1 for token in text.split() if token.isalpha() or _LETTER.search(token))
 
 
-def top_languages(text: str, k: int = TOP_LANGUAGES) -> list[tuple[str, float]]:
-    """The identifier's ``k`` best ``(code, probability)`` for one line of text."""
+def _has_words(tokens: list[str], count: int) -> bool:
+    """Whether at least ``count`` of ``tokens`` are words (:func:`_word_count`), looking no further than the
+    ``count``-th (a loop: a generator's steps cost more than the test)."""
+    for token in tokens:
+        if token.isalpha() or _LETTER.search(token):
+            count -= 1
+            if not count:
+                return True
+    return False
+
+
+def top_languages(text: str, k: int = TOP_LANGUAGES, threshold: float = 0.0) -> list[tuple[str, float]]:
+    """The identifier's ``k`` best ``(code, probability)`` for one line of text, those at ``threshold`` or more."""
     line = " ".join(text.split()) + "\n"
-    return [(label.removeprefix(_LABEL_PREFIX), float(p)) for p, label in _model().f.predict(line, k, 0.0, "replace")]
+    found = _model().f.predict(line, k, threshold, "replace")
+    return [(label.removeprefix(_LABEL_PREFIX), float(p)) for p, label in found]
 
 
 #: English function words a caption in German, French, Spanish, Italian, Portuguese or Dutch almost never holds as
@@ -136,6 +151,7 @@ FOREIGN_WORDS = frozenset(
     "na".split()
 )
 _LETTER_RUN = re.compile(r"[^\W\d_]{2,}")
+_ASCII_LETTER_RUN = re.compile(r"[a-z]{2,}")  # the runs of _LETTER_RUN in lower-cased ASCII text
 
 
 class Observation(NamedTuple):
@@ -153,26 +169,23 @@ class Observation(NamedTuple):
     foreign_word: bool = False
 
 
-def observe(text: str, policy: LanguagePolicy | None = None) -> Observation:
-    """:class:`Observation` of ``text``; with ``policy``, the identifier is run only where that policy needs its
-    answer (:meth:`LanguagePolicy.needs_identifier`), else everything is observed (to compare policies)."""
+def observe(text: str) -> Observation:
+    """All the policy may read of ``text`` (the identifier's :data:`TOP_LANGUAGES` best too), to compare policies
+    (``benchmarks/quality/language_id.py``); :meth:`LanguagePolicy.name` reads only what its answer needs."""
     seen = _as_read(text, None)
-    return _observe_seen(seen, policy, *_first_look(seen))
+    latin = seen.isascii() or _mostly_latin(seen)
+    lowered = seen.lower()
+    english_word = latin and not ENGLISH_WORDS.isdisjoint(lowered.split())
+    share, foreign = _vocabulary(lowered, seen.isascii()) if latin and not english_word else (0.0, False)
+    script = "Latn" if latin else _script(seen)
+    return Observation(latin, _word_count(seen), english_word, tuple(top_languages(seen)), script, share, foreign)
 
 
-def _observe_seen(text: str, policy: LanguagePolicy | None, latin: bool, english_word: bool) -> Observation:
-    """:func:`observe` of text already as the models read it (:func:`_as_read`), with its :func:`_first_look`."""
-    words = _word_count(text)
-    vocabulary = latin and not english_word and (policy is None or words >= policy.min_words)
-    share, foreign = _vocabulary(text) if vocabulary else (0.0, False)
-    seen = Observation(latin, words, english_word, (), "Latn" if latin else _script(text), share, foreign)
-    return seen._replace(best=_best(text, latin)) if policy is None or policy.needs_identifier(seen) else seen
-
-
-def _vocabulary(text: str) -> tuple[float, bool]:
-    """The share of ``text``'s words (runs of two letters or more, lower-cased: ``T-Shirt`` is ``shirt``) that are
-    English words (the single words of lite's lexicon), and whether one is among :data:`FOREIGN_WORDS`."""
-    runs = _LETTER_RUN.findall(text.lower())
+def _vocabulary(lowered: str, ascii_only: bool) -> tuple[float, bool]:
+    """The share of a lower-cased caption's words (runs of two letters or more: ``t-shirt`` is ``shirt``) that
+    are English words (the single words of lite's lexicon), and whether one is among :data:`FOREIGN_WORDS`.
+    ``ascii_only``: the caption is ASCII, whose runs an ASCII pattern finds in half the time."""
+    runs = (_ASCII_LETTER_RUN if ascii_only else _LETTER_RUN).findall(lowered)
     if not runs:
         return 0.0, False
     return sum(map(english_words().__contains__, runs)) / len(runs), not FOREIGN_WORDS.isdisjoint(runs)
@@ -187,12 +200,6 @@ def _as_read(text: str, read: str | None) -> str:
     return read if read.isascii() else unicodedata.normalize("NFKC", read)
 
 
-def _first_look(text: str) -> tuple[bool, bool]:
-    """Whether ``text`` is mostly in the Latin script, and whether it then holds one of :data:`ENGLISH_WORDS`."""
-    latin = text.isascii() or _latin_share(text) >= MIN_LATIN_SHARE
-    return latin, latin and not ENGLISH_WORDS.isdisjoint(text.lower().split())
-
-
 def _script(text: str) -> str:
     """The ISO 15924 code of the script most of ``text``'s letters are in (:data:`SCRIPTS`; ``Zyyy`` otherwise)."""
     counts = Counter(unicodedata.name(character, "").split(" ")[0] for character in text if character.isalpha())
@@ -200,16 +207,6 @@ def _script(text: str) -> str:
         return "Jpan"
     best = counts.most_common(1)
     return SCRIPTS.get(best[0][0], "Zyyy") if best else "Zyyy"
-
-
-def _best(text: str, latin: bool) -> tuple[tuple[str, float], ...]:
-    """The identifier's best languages: the first alone where it is English and the text Latin (all the policy
-    needs then, at two thirds of the cost), else the :data:`TOP_LANGUAGES` best."""
-    if latin:
-        first = top_languages(text, 1)
-        if first and first[0][0] == ENGLISH:
-            return tuple(first)
-    return tuple(top_languages(text))
 
 
 @dataclass(frozen=True)
@@ -232,36 +229,69 @@ class LanguagePolicy:
     max_english: float = 0.2
     min_english_share: float = 0.7
 
-    def english_by_vocabulary(self, seen: Observation) -> bool:
+    def english_by_vocabulary(self, english_share: float, foreign_word: bool) -> bool:
         """Whether a Latin-script caption of enough words is English by its words, without the identifier."""
-        return seen.english_share >= self.min_english_share and not seen.foreign_word
+        return english_share >= self.min_english_share and not foreign_word
 
     def needs_identifier(self, seen: Observation) -> bool:
         """Whether :meth:`language` needs the identifier's answer for ``seen`` (the costly step)."""
         if not seen.latin:
             return True
-        return not seen.english_word and seen.words >= self.min_words and not self.english_by_vocabulary(seen)
+        return (
+            not seen.english_word
+            and seen.words >= self.min_words
+            and not self.english_by_vocabulary(seen.english_share, seen.foreign_word)
+        )
 
     def language(self, seen: Observation) -> str:
         """The language code of a caption seen as ``seen``."""
         if not seen.latin:
-            named = next(((code, p) for code, p in seen.best if code != ENGLISH), None)
-            if named is not None and named[1] >= MIN_SCRIPT_CONFIDENCE:
-                return CHINESE if named[0] == JAPANESE and seen.script == "Hani" else named[0]
-            return f"{UNDETERMINED}-{seen.script}"
+            return _named_in_other_script(seen.best, seen.script)
         if seen.english_word:
             return ENGLISH
         if seen.words < self.min_words:
             return UNDETERMINED
-        if self.english_by_vocabulary(seen):
+        if self.english_by_vocabulary(seen.english_share, seen.foreign_word):
             return ENGLISH
-        if not seen.best:
+        return self._named_by_identifier(seen.best)
+
+    def name(self, text: str) -> str:
+        """:meth:`language` of ``text``'s :func:`observe` (``text`` as the models read it, :func:`_as_read`),
+        each step taken only while the answer is unknown, the identifier last and once: most captions cost a few
+        string operations (issue 51's cost goal)."""
+        ascii_only = text.isascii()
+        if not (ascii_only or _mostly_latin(text)):
+            return _named_in_other_script(top_languages(text, threshold=MIN_SCRIPT_CONFIDENCE), _script(text))
+        lowered = text.lower()
+        tokens = lowered.split()
+        if not ENGLISH_WORDS.isdisjoint(tokens):
+            return ENGLISH
+        if not _has_words(tokens, self.min_words):
             return UNDETERMINED
-        code, confidence = seen.best[0]
-        english = max((p for other, p in seen.best if other == ENGLISH), default=0.0)
+        if self.english_by_vocabulary(*_vocabulary(lowered, ascii_only)):
+            return ENGLISH
+        # Only languages at the least probability :meth:`_named_by_identifier` compares are needed; below it, only
+        # whether the best is English (read either way, named ``en`` or ``und``).
+        least = min(self.min_confidence, self.max_english)
+        return self._named_by_identifier(top_languages(text, threshold=least) or top_languages(text, 1))
+
+    def _named_by_identifier(self, best: Sequence[tuple[str, float]]) -> str:
+        """The language of a Latin-script caption the identifier sees as ``best``."""
+        if not best:
+            return UNDETERMINED
+        code, confidence = best[0]
+        english = max((p for other, p in best if other == ENGLISH), default=0.0)
         if code == ENGLISH or (confidence >= self.min_confidence and english < self.max_english):
             return code
         return UNDETERMINED
+
+
+def _named_in_other_script(best: Sequence[tuple[str, float]], script: str) -> str:
+    """The language of a caption mostly in another script than Latin, which the identifier sees as ``best``."""
+    named = next(((code, p) for code, p in best if code != ENGLISH), None)
+    if named is not None and named[1] >= MIN_SCRIPT_CONFIDENCE:
+        return CHINESE if named[0] == JAPANESE and script == "Hani" else named[0]
+    return f"{UNDETERMINED}-{script}"
 
 
 #: The policy every scorer and writer uses.
@@ -279,13 +309,19 @@ class _Recent:
         self.older: dict[str, str] = {}
 
     def get(self, text: str) -> str | None:
-        found = self.current.get(text)
-        return self.older.get(text) if found is None else found
+        return self.current.get(text) or self.older.get(text)
 
-    def put(self, text: str, language: str) -> None:
-        if len(self.current) >= self.size:
+    def get_many(self, texts: list[str]) -> list[str | None]:
+        current, older = self.current, self.older
+        return [current.get(text) or older.get(text) for text in texts]
+
+    def put(self, texts: list[str], languages: list[str]) -> None:
+        """Remember ``languages`` of ``texts`` (the last :attr:`size` of them), in one dictionary update."""
+        if len(texts) > self.size:
+            texts, languages = texts[-self.size :], languages[-self.size :]
+        if len(self.current) + len(texts) > self.size:
             self.older, self.current = self.current, {}
-        self.current[text] = language
+        self.current.update(zip(texts, languages, strict=True))
 
     def clear(self) -> None:
         self.current, self.older = {}, {}
@@ -300,12 +336,20 @@ def forget_languages() -> None:
 
 
 def caption_language(text: str, read: str | None = None) -> str:
-    """:func:`name_language`, remembered for the last captions named (see :data:`CACHE_SIZE`)."""
-    language = _RECENT.get(text)
-    if language is None:
-        language = name_language(text, read)
-        _RECENT.put(text, language)
-    return language
+    """:func:`name_language` of a caption with content (:func:`~.inputs.has_content`), remembered for the last
+    captions named (see :data:`CACHE_SIZE`)."""
+    return read_captions_languages([text], [read])[0]
+
+
+def read_captions_languages(texts: list[str], read: list[str | None]) -> list[str]:
+    """:func:`caption_language` of each caption with content, ``read`` as the models read it (or ``None``): the
+    loop of a scorer, which names every caption it reads, in one call."""
+    named = _RECENT.get_many(texts)
+    new = [index for index, language in enumerate(named) if language is None]
+    for index in new:
+        named[index] = POLICY.name(_as_read(texts[index], read[index]))
+    _RECENT.put([texts[index] for index in new], [named[index] for index in new])
+    return named
 
 
 def name_language(text: str, read: str | None = None) -> str:
@@ -313,22 +357,30 @@ def name_language(text: str, read: str | None = None) -> str:
     sure, text without letters (``747``) and Latin-script captions of one or two words (``Paris``) among them;
     ``und-`` and the script (``und-Hani``) for text in another script it cannot name. ``read``: ``text`` as the
     models read it, where the caller has it (a scorer), so that its wrappers are not taken off twice."""
-    seen = _as_read(text, read)
-    latin, english_word = _first_look(seen)
-    if english_word:  # the policy's first answer, at a tenth of its cost
-        return ENGLISH
-    return POLICY.language(_observe_seen(seen, POLICY, latin, english_word))
+    return POLICY.name(_as_read(text, read))
 
 
 def caption_languages(values: Iterable[object]) -> list[str | None]:
-    """:func:`caption_language` of each caption; ``None`` for a blank, null or non-text value (not a caption)."""
-    return [caption_language(value) if isinstance(value, str) and has_content(value) else None for value in values]
+    """:func:`caption_language` of each caption; ``None`` for a blank, null or non-text value (not a caption). A
+    caption remembered has content: it is looked up first (a file job's column, named by the scorer)."""
+    named: list[str | None] = []
+    for value in values:
+        language = _RECENT.get(value) if isinstance(value, str) else None
+        if language is None and isinstance(value, str) and has_content(value):
+            language = caption_language(value)
+        named.append(language)
+    return named
 
 
 def reads(language: str, languages: frozenset[str] | None) -> bool:
     """Whether a model that reads ``languages`` (``None``: any text, as the baselines) scores a caption in
     ``language``: undetermined captions are read."""
-    return languages is None or language == UNDETERMINED or language in languages
+    return languages is None or language in read_codes(languages)
+
+
+def read_codes(languages: frozenset[str]) -> frozenset[str]:
+    """The language codes a model that reads ``languages`` scores (:func:`reads`), to test many captions."""
+    return languages | {UNDETERMINED}
 
 
 def not_read_reason(language: str, model_id: str, languages: frozenset[str]) -> str:
