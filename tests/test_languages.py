@@ -244,13 +244,13 @@ def test_a_job_over_lists_of_captions_names_each_caption_once(tmp_path, monkeypa
     # the scorer names each caption, the writer reads those names back: the identifier is not run twice
     from modeling_icc.scoring import languages
 
-    named = []
-    monkeypatch.setattr(languages.LanguagePolicy, "name", lambda policy, text: named.append(text) or "en")
+    named, as_read = [], languages._as_read
+    monkeypatch.setattr(languages, "_as_read", lambda text, read: named.append(text) or as_read(text, read))
     rows = [{"captions": ["ein rotes Auto", "a dog on a sofa"]}, {"captions": ["the meaning of life"]}]
     source = written(tmp_path / "lists.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
     out = tmp_path / "out.jsonl"
     assert icc("score", "--model", "lite", "--input", source, "--column", "captions", "--output", out) == 0
-    assert [json.loads(line)["icc_language"] for line in out.read_text("utf-8").splitlines()] == [["en", "en"], ["en"]]
+    assert [json.loads(line)["icc_language"] for line in out.read_text("utf-8").splitlines()] == [["de", "en"], ["en"]]
     assert sorted(named) == sorted(caption for row in rows for caption in row["captions"])
 
 
