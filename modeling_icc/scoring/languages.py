@@ -311,9 +311,11 @@ POLICY = LanguagePolicy()
 
 
 class _Recent:
-    """The languages of the last :data:`CACHE_SIZE` (to twice that) captions named, in two generations: when one is
-    full it becomes the older and a new one starts. Why not ``lru_cache``: its dictionary, churned by evictions,
-    grows with the input before it is rebuilt; these are only filled and dropped."""
+    """The languages of the last :data:`CACHE_SIZE` (to twice that) captions named, in two generations: when a
+    scorer's piece would overfill the current one, it becomes the older and a new one starts, so the piece named
+    last is remembered whole (up to its last :data:`CACHE_SIZE`). Why not ``lru_cache``: its dictionary, churned
+    by evictions, grows with the input before it is rebuilt, and it takes one caption at a time; these are filled
+    a piece at a time and dropped."""
 
     def __init__(self, size: int) -> None:
         self.size = size
