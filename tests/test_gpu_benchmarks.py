@@ -4,6 +4,7 @@ the GPU machine lacks, and the teacher benchmark's BERTScore stage runs its mode
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -81,7 +82,7 @@ def tokenizer_dir(tmp_path_factory) -> Path:
 def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path, tokenizer_dir):
     out = tmp_path / "gpu_tiny.json"
     assert sum(path.stat().st_size for path in tokenizer_dir.iterdir()) < 1_000_000  # files that travel, no weights
-    sections = "tokenizer score forward cli naive mini teachers unet_compiled"
+    sections = "tokenizer score invariance forward cli naive mini teachers unet_compiled"
     result = run_python(
         f"""
         import runpy
@@ -99,6 +100,7 @@ def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path,
     assert sections["cli"]["cli_rows_per_s"] > 0
     assert sections["forward"]["forward_only_captions_per_s"] > 0
     assert sections["tokenizer"]["worker_pool_processes"] >= 1
+    assert all(math.isfinite(row["max_abs_diff"]) for row in sections["invariance"]["mini"].values())
     assert sections["teachers"]["sba"]["captions_per_s"] > 0
     assert (
         "diffusers" in payload["skipped"]["teachers.sd2"] and "bert-score" in payload["skipped"]["teachers.bertscore"]

@@ -125,6 +125,22 @@ def test_the_languages_remembered_are_bounded_and_the_newest_kept():
     assert recent.get_many(list("efghijk")) == ["de", None, None, "fr", "fr", "fr", "fr"]
 
 
+def test_speed_benchmarks_compare_scores_over_the_captions_both_runs_read(monkeypatch):
+    # mini_throughput's bf16-vs-fp32 deviation came out NaN once captions in another language scored NaN
+    from pathlib import Path
+
+    monkeypatch.syspath_prepend(str(Path(__file__).resolve().parents[1] / "benchmarks" / "speed"))
+    from score_differences import abs_differences
+
+    scorer = load_scorer("lite")
+    first, second = scorer.score(MIXED), scorer.score(list(reversed(MIXED)))[::-1]
+    assert np.isnan(first).sum() == 3  # German, Chinese, the blank caption
+    assert abs_differences(second, first).tolist() == [0.0] * (len(MIXED) - 3)
+    moved = first.copy()
+    moved[0] = np.nan  # a caption one run reads and the other does not: no tolerance accepts it
+    assert abs_differences(moved, first).max() == np.inf
+
+
 def test_titles_of_english_words_are_english_without_the_identifier(monkeypatch):
     from modeling_icc.scoring import languages
 

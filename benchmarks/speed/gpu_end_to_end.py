@@ -75,6 +75,7 @@ from typing import Any
 import numpy as np
 import torch
 from cc3m_copies import cc3m_copies
+from score_differences import abs_differences
 
 from modeling_icc.curation.engines.pieces import PROGRESS_CHUNK
 from modeling_icc.scoring.devices import resolve_dtype
@@ -383,9 +384,9 @@ def invariance_section(result: dict, model_dir: Path, tokenizer: Any, captions: 
         }
         result[name] = {
             variant: {
-                "identical": bool(np.array_equal(alone[: len(scores)], scores)),
-                "differing": int(np.sum(alone[: len(scores)] != scores)),
-                "max_abs_diff": float(np.max(np.abs(alone[: len(scores)] - scores))),
+                "identical": bool(np.array_equal(alone[: len(scores)], scores, equal_nan=True)),
+                "differing": int(np.count_nonzero(abs_differences(scores, alone[: len(scores)]))),
+                "max_abs_diff": float(abs_differences(scores, alone[: len(scores)]).max()),
             }
             for variant, scores in variants.items()
         }

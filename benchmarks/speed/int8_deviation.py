@@ -35,6 +35,7 @@ import torch
 import torch.nn.functional as F
 from proxy_student import trained_proxy_student
 from result_file import command_line
+from score_differences import abs_differences
 from torch import nn
 
 from modeling_icc import NeuralScorer
@@ -93,7 +94,7 @@ def simulated(model: nn.Module, names: list[str], activations: str | None) -> nn
 
 
 def deviation(scores: np.ndarray, reference: np.ndarray) -> dict[str, float | bool]:
-    error = np.abs(scores - reference)
+    error = abs_differences(scores, reference)
     return {
         "max_abs_deviation": float(error.max()),
         "p99_abs_deviation": float(np.percentile(error, 99)),

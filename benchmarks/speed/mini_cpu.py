@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from child_process import run_child
 from result_file import write_result
+from score_differences import abs_differences
 from startup import icc_command
 
 from modeling_icc.utils.provenance import synthetic_captions
@@ -108,7 +109,7 @@ def score_rates(trees: dict[str, Path], captions_file: Path, repeats: int) -> di
         child("before", "float32")
         results["speedup"] = results["after"]["captions_per_s"] / results["before"]["captions_per_s"]
         for reference in ("before", "beforefloat32"):
-            difference = np.abs(scores["after"] - scores[reference])
+            difference = abs_differences(scores["after"], scores[reference])
             results[f"after_vs_{reference}"] = {
                 "max_abs": float(difference.max()),
                 "mean_abs": float(difference.mean()),

@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from arguments import timing_parser
 from result_file import write_result
+from score_differences import abs_differences
 
 from modeling_icc import load_scorer
 from modeling_icc.models.mini.heads import head_outputs
@@ -142,7 +143,7 @@ def main() -> None:
                 scores, elapsed = score_with(scorer, texts, forward)
                 seconds[name].append(elapsed)
                 if repeat == 0:
-                    deviation[name] = float(np.abs(scores[:SCORED] - reference).max())
+                    deviation[name] = float(abs_differences(scores[:SCORED], reference).max())
                 print(f"{name:24s} {len(texts) / elapsed:8.0f} captions/s", flush=True)
     base = statistics.median(seconds["torch (today)"])
     results = {

@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 from child_process import run_child
 from result_file import write_result
+from score_differences import abs_differences
 
 from modeling_icc.models.mini.files import shipped_heads_path
 from modeling_icc.models.mini.onnx_graph import RUNTIME_ENV, mini_graph
@@ -79,7 +80,7 @@ def score_difference(n: int) -> dict:
     captions = list(cc3m_distinct_captions())[:n]
     onnx_scores = MiniOnnxScorer(progress=False).score(captions)
     torch_scores = MiniScorer(dtype="float32", progress=False).score(captions)
-    difference = np.abs(onnx_scores.astype(np.float64) - torch_scores)
+    difference = abs_differences(onnx_scores.astype(np.float64), torch_scores)
     return {
         "captions": len(captions),
         "max_abs_difference": float(difference.max()),

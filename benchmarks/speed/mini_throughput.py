@@ -23,6 +23,7 @@ import numpy as np
 import torch
 from arguments import timing_parser
 from result_file import command_line, save
+from score_differences import abs_differences
 
 from modeling_icc import load_scorer
 from modeling_icc.scoring.devices import bf16_unavailable_reason
@@ -34,16 +35,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 
 def caption_sets(n: int) -> dict[str, list[str]]:
     return {"cc3m": cc3m_captions()[:n], "synthetic": synthetic_captions(n, seed=0)}
-
-
-def deviation(bf16: np.ndarray, fp32: np.ndarray) -> dict:
-    """How far bf16 moves the scores of the captions mini reads (captions in another language are NaN in both:
-    the language step does not depend on the dtype)."""
-    scored = ~np.isnan(fp32)
-    if not np.array_equal(scored, ~np.isnan(bf16)):
-        raise RuntimeError("bf16 and fp32 left different captions unscored")
-    moved = np.abs(bf16[scored] - fp32[scored])
-    return {"max_abs": float(moved.max()), "mean_abs": float(moved.mean()), "scored": int(scored.sum())}
 
 
 def main() -> None:
@@ -65,7 +56,8 @@ def main() -> None:
         for dtype in dtypes:
             row[f"lite_over_mini_{dtype}"] = row["lite"]["captions_per_s"] / row[f"mini_{dtype}"]["captions_per_s"]
         if "bfloat16" in dtypes:
-            row["bf16_vs_fp32"] = deviation(scores["mini_bfloat16"], scores["mini_float32"])
+            moved = abs_differences(scores["mini_bfloat16"], scores["mini_float32"])
+            row["bf16_vs_fp32"] = {"max_abs": float(moved.max()), "mean_abs": float(moved.mean()), "scored": moved.size}
         results[source] = row
     payload = {
         "benchmark": "mini_throughput",
