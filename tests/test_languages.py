@@ -27,8 +27,10 @@ from modeling_icc.scoring.languages import (
     LanguagePolicy,
     caption_language,
     caption_languages,
+    forget_languages,
     name_language,
     observe,
+    read_captions_languages,
     reads,
 )
 from modeling_icc.utils.caption_wrappers import unwrap_caption
@@ -110,7 +112,10 @@ def test_the_shortcuts_name_every_caption_as_the_whole_policy_does():
     rows = [row for row in caption_translations() if row["partition"] != "frozen"]
     texts = [row[code] for row in rows for code in (ENGLISH, *TRANSLATED_LANGUAGES)] + laion_sample_texts()[::4]
     texts += [*short_english_captions()[:300], "Ähren im Wind", "çà et là", "Пляж", "猫 と 犬", "ŁÓDŹ Kaliska"]
-    assert [name_language(text) for text in texts] == [POLICY.language(observe(text)) for text in texts]
+    named = [POLICY.language(observe(text)) for text in texts]
+    assert [name_language(text) for text in texts] == named
+    forget_languages()  # a scorer's loop: by their words first, then the identifier on those left
+    assert read_captions_languages(texts, [None] * len(texts)) == named
 
 
 def test_the_languages_remembered_are_bounded_and_the_newest_kept():

@@ -363,7 +363,7 @@ def read_captions_languages(texts: list[str], read: list[str | None]) -> list[st
     for index, language in enumerate(named):
         if language is None:
             seen = _as_read(texts[index], read[index])
-            if seen.isascii() or _mostly_latin(seen):
+            if _in_latin_script(seen):
                 language = POLICY.latin_name_by_words(seen)
                 if language is None:
                     asked.append((index, seen))
