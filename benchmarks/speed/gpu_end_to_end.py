@@ -382,16 +382,19 @@ def invariance_section(result: dict, model_dir: Path, tokenizer: Any, captions: 
             "mixed_into_others": scorer.score(mixed)[1::2],
             "one_at_a_time_first_100": np.concatenate([scorer.score([caption]) for caption in probe[:100]]),
         }
-        result[name] = {
-            variant: {
-                "identical": bool(np.array_equal(alone[: len(scores)], scores, equal_nan=True)),
-                "differing": int(np.count_nonzero(abs_differences(scores, alone[: len(scores)]))),
-                "max_abs_diff": float(abs_differences(scores, alone[: len(scores)]).max()),
-            }
-            for variant, scores in variants.items()
-        }
+        result[name] = {variant: _compared(scores, alone[: len(scores)]) for variant, scores in variants.items()}
     result["captions"] = n
     result["identical"] = all(row["identical"] for name in ("student", "mini") for row in result[name].values())
+
+
+def _compared(scores: np.ndarray, alone: np.ndarray) -> dict:
+    """Whether ``scores`` are ``alone``'s bit for bit, how many differ and by how much at most."""
+    differences = abs_differences(scores, alone)
+    return {
+        "identical": bool(np.array_equal(alone, scores, equal_nan=True)),
+        "differing": int(np.count_nonzero(differences)),
+        "max_abs_diff": float(differences.max()),
+    }
 
 
 def forward_section(result: dict, model_dir: Path, captions: list[str], device: str, compile: bool) -> None:

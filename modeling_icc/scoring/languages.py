@@ -265,7 +265,7 @@ class LanguagePolicy:
         each step taken only while the answer is unknown, the identifier last and once: most captions cost a few
         string operations (issue 51's cost goal)."""
         if not _in_latin_script(text):
-            return _named_in_other_script(top_languages(text, threshold=MIN_SCRIPT_CONFIDENCE), _script(text))
+            return other_script_name(text)
         return self.latin_name_by_words(text) or self.latin_name_by_identifier(text)
 
     def latin_name_by_words(self, text: str) -> str | None:
@@ -296,6 +296,11 @@ class LanguagePolicy:
         if code == ENGLISH or (confidence >= self.min_confidence and english < self.max_english):
             return code
         return UNDETERMINED
+
+
+def other_script_name(text: str) -> str:
+    """The language of ``text``, mostly in another script than Latin: by the identifier, or by its script."""
+    return _named_in_other_script(top_languages(text, threshold=MIN_SCRIPT_CONFIDENCE), _script(text))
 
 
 def _named_in_other_script(best: Sequence[tuple[str, float]], script: str) -> str:
@@ -368,7 +373,7 @@ def read_captions_languages(texts: list[str], read: list[str | None]) -> list[st
                 if language is None:
                     asked.append((index, seen))
             else:
-                language = POLICY.name(seen)
+                language = other_script_name(seen)
             named[index] = language
     # The identifier's calls one after another: its tables stay in the processor's caches (about 10% faster).
     for index, seen in asked:
