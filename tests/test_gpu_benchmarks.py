@@ -99,6 +99,8 @@ def test_the_gpu_script_runs_tiny_on_the_cpu_and_skips_what_is_missing(tmp_path,
     assert payload["summary"]["end_to_end_captions_per_s"] > 0
     assert sections["cli"]["cli_rows_per_s"] > 0
     assert sections["forward"]["forward_only_captions_per_s"] > 0
+    assert sections["mini"]["captions_per_s_without_language_step"] > 0
+    assert math.isfinite(sections["mini"]["language_step_cost_share"])
     assert sections["tokenizer"]["worker_pool_processes"] >= 1
     assert all(math.isfinite(row["max_abs_diff"]) for row in sections["invariance"]["mini"].values())
     assert sections["teachers"]["sba"]["captions_per_s"] > 0

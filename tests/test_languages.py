@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import gzip
+import importlib.metadata
 import json
 import math
 
@@ -16,7 +17,7 @@ from cli_run import icc, written
 from modeling_icc import add_icc_scores, filter_by_icc, load_scorer
 from modeling_icc.curation.columns import language_column
 from modeling_icc.curation.filter_plan import FilterPlan
-from modeling_icc.evaluation.languages import NON_ENGLISH_DEV_IDS, Seen
+from modeling_icc.evaluation.languages import CANDIDATES, NON_ENGLISH_DEV_IDS, Seen
 from modeling_icc.hub.measurement import compute_icc
 from modeling_icc.scoring.languages import (
     ENGLISH,
@@ -403,3 +404,19 @@ def test_the_metric_names_languages_and_declines_the_same_captions():
     result = compute_icc(MIXED, model_id="lite")
     assert result["icc_languages"] == ["en", "de", "zh", "und", None, "en", "und", "und"]
     assert [math.isnan(score) for score in result["icc_scores"]] == [False, True, True, False, True] + [False] * 3
+
+
+@pytest.mark.parametrize("name", list(CANDIDATES))
+def test_each_identifier_compared_answers_in_the_package_codes(name):
+    """``benchmarks/quality/language_id.py`` compares identifiers by the package's codes: each candidate's
+    answer in ISO 639-1 (whatlang speaks ISO 639-3), and ``und`` for text it cannot name, never an exception."""
+    distributions, load = CANDIDATES[name]
+    for distribution in distributions:
+        try:
+            importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            pytest.skip(f"{distribution} is not installed (optional: only the comparison uses it)")
+    identify = load()
+    assert identify("a brown dog is running across the grass in the park near the river") == ENGLISH
+    assert identify("ein brauner Hund läuft im Park am Fluss über das Gras und bellt") == "de"
+    assert isinstance(identify("747"), str)

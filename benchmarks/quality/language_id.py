@@ -1,8 +1,8 @@
 """Naming each caption's language (issue 51): the identifiers compared, the policy chosen, and what it declines.
 
-1. Three identifiers that ship their model in their wheel, on the translations written for this package and on
+1. Identifiers that ship their model in their wheel, on the translations written for this package and on
    English captions: top-1 accuracy per language, how often English captions are named another language, speed,
-   installed size (lingua-language-detector was left out: a 96 MB wheel, against a torch-free core of 400 MB).
+   installed size (none is a dependency: `pip install py3langid pycld2 lingua-language-detector whatlang-pyo3`).
 2. The package's policy (``modeling_icc.scoring.languages.LanguagePolicy``) chosen by 5-fold cross-validation on
    the dev split's fitting captions, CC3M and the translations of both (``modeling_icc.evaluation.languages``).
 3. The chosen policy, once, on the frozen partition's captions and their translations; on short English captions;

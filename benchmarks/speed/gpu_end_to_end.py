@@ -18,7 +18,8 @@ time budget is spent, the JSON rewritten after each so a cut-off run keeps what 
   ``--compare-with DIR`` runs another checkout's ``modeling_icc`` too, alternating (before and after in one
   run), ``--profile-cli`` one more run under cProfile (its top entries go into the JSON);
 - ``naive``: the published README's loop (fp32, batch 256, input order) on up to 100,000 captions;
-- ``mini``: ``MiniScorer`` end to end, first and second pass, and its distinct batch shapes;
+- ``mini``: ``MiniScorer`` end to end, first and second pass, and its distinct batch shapes; then a third pass
+  with the language step off (issue 51: its cost on a GPU, on these English captions);
 - ``teachers``: per stage, the paper's shapes with random weights: SBA (CLIP ViT-L/14 text + Llama-2-7B,
   5 beams), the SD2 UNet per image and step with classifier-free guidance, the VAE decode per image,
   BLIP-2 OPT-2.7B (5 beams), BERTScore (RoBERTa-large L17) on non-empty candidates;
@@ -79,6 +80,7 @@ from score_differences import abs_differences
 
 from modeling_icc.curation.engines.pieces import PROGRESS_CHUNK
 from modeling_icc.scoring.devices import resolve_dtype
+from modeling_icc.scoring.languages import forget_languages
 from modeling_icc.scoring.tokenize_workers import TokenizerSpec, encode_packed, tokenizer_pool, usable_cores
 from modeling_icc.utils.provenance import cpu_kind, cpu_name, environment, package_versions, write_json
 
@@ -531,6 +533,7 @@ def mini_section(result: dict, tokenizer: Any, captions: list[str], device: str,
     scorer = random_mini(tokenizer, device, tiny)
     shapes = count_shapes(scorer)
     first = seconds(lambda: scorer.score(captions), device)
+    forget_languages()  # each pass names every caption afresh
     result.update(
         first_pass_captions_per_s=len(captions) / first,
         captions_per_s=len(captions) / seconds(lambda: scorer.score(captions), device),
@@ -541,6 +544,11 @@ def mini_section(result: dict, tokenizer: Any, captions: list[str], device: str,
         dtype=str(scorer.dtype).removeprefix("torch."),
         tokenize_workers=scorer.tokenize_workers,
     )
+    # Issue 51: each caption's language is named on one CPU thread of the scoring process, before the batches.
+    scorer.languages = None
+    without = seconds(lambda: scorer.score(captions), device)
+    result["captions_per_s_without_language_step"] = len(captions) / without
+    result["language_step_cost_share"] = result["captions_per_s_without_language_step"] / result["captions_per_s"] - 1
 
 
 def stage(result: dict, name: str, captions_per_call: int, call_seconds: float) -> None:

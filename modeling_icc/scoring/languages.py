@@ -392,13 +392,19 @@ def name_language(text: str, read: str | None = None) -> str:
 
 def caption_languages(values: Iterable[object]) -> list[str | None]:
     """:func:`caption_language` of each caption; ``None`` for a blank, null or non-text value (not a caption). A
-    caption remembered has content: it is looked up first (a file job's column, named by the scorer)."""
+    caption remembered has content: it is looked up first (a file job's column, named by the scorer); the others
+    with content are named together (:func:`read_captions_languages`)."""
     named: list[str | None] = []
+    missing: list[int] = []
+    texts: list[str] = []
     for value in values:
         language = _RECENT.get(value) if isinstance(value, str) else None
         if language is None and isinstance(value, str) and has_content(value):
-            language = caption_language(value)
+            missing.append(len(named))
+            texts.append(value)
         named.append(language)
+    for index, language in zip(missing, read_captions_languages(texts, [None] * len(texts)), strict=True):
+        named[index] = language
     return named
 
 
