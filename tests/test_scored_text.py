@@ -69,3 +69,17 @@ def test_one_score_whatever_the_unicode_form(name):
     scores = scorer.score(texts)
     assert scores[0] == scores[1]
     assert scores[2] == scores[3]
+
+
+def test_a_lone_surrogate_is_read_as_the_replacement_character(scorer):
+    """``json.loads`` makes a lone surrogate of the escape ``"\\ud800"``; no tokenizer or language identifier takes
+    one. Every model reads it as U+FFFD, as the file readers write it: the same score and language, in English
+    and in another language, when scored and when explained."""
+    with_surrogate = ["a dog \ud800 on a red sofa", "ein Hund \ud800 liegt auf dem roten Sofa im Wohnzimmer"]
+    replaced = [text.replace("\ud800", "\ufffd") for text in with_surrogate]
+    scores = scorer.score(with_surrogate)
+    assert np.array_equal(scores, scorer.score(replaced), equal_nan=True)
+    assert np.isfinite(scores[0]) and np.isnan(scores[1])
+    explanations = scorer.explain_many(with_surrogate)
+    assert [explanation.language for explanation in explanations] == ["en", "de"]
+    assert math.isclose(explanations[0].score, scores[0], rel_tol=1e-5) and math.isnan(explanations[1].score)

@@ -13,7 +13,7 @@ import numpy as np
 from ..utils.caption_wrappers import unwrap_caption
 from ..utils.web_junk import is_web_junk, web_junk_kind
 from .explanation import Explanation, occlusion_explanations
-from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
+from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, replace_surrogates, scatter
 from .languages import caption_language, not_read_reason, read_captions_languages, read_codes, reads
 
 _NO_SCORES = np.empty(0, dtype=np.float32)
@@ -142,7 +142,9 @@ class ConcretenessScorer(ABC):
             if not isinstance(text, str):
                 raise TypeError(f"caption at index {index} is {type(text).__name__}, not str")
         unread = [self.blank_or_junk_explanation(text, "occlusion") for text in texts]
-        read = [self.text_read(text) for text, done in zip(texts, unread, strict=True) if done is None]
+        read = [
+            self.text_read(replace_surrogates(text)) for text, done in zip(texts, unread, strict=True) if done is None
+        ]
         explained = iter(occlusion_explanations(self, read))
         return [
             done if done is not None else next(explained).in_language(caption_language(text))

@@ -6,11 +6,13 @@ a single string, bytes, a mapping, a set or a table raises ``TypeError``.
 ``None`` or a non-string item raises ``TypeError`` naming its index (or
 becomes NaN with ``errors="nan"``); captions with nothing visible (empty, or only
 whitespace, invisible format characters and controls: :func:`has_content`) score
-NaN, which every filter drops.
+NaN, which every filter drops. A lone surrogate (``json.loads`` makes one of the escape ``"\\ud800"``; no
+tokenizer, language identifier or UTF-8 file takes it) is read as U+FFFD, as the file readers replace it.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Set
 from typing import Literal
@@ -21,6 +23,7 @@ ErrorMode = Literal["raise", "nan"]
 #: Unicode categories of characters that show nothing: format characters (Cf: zero-width spaces and joiners,
 #: the byte order mark, soft hyphens, ...) and controls (Cc: NUL, ...).
 INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple[list[str], np.ndarray]:
@@ -42,10 +45,24 @@ def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple
                     "(pass errors='nan' to score such items as NaN)"
                 )
             continue
-        if has_content(item):
+        read = readable(item)
+        if read is not None:
             mask[index] = True
-            valid.append(item)
+            valid.append(read)
     return valid, mask
+
+
+def readable(text: str) -> str | None:
+    """``text`` as every model reads it, ``None`` where it has no content (:func:`has_content`): its lone
+    surrogates replaced by U+FFFD (:func:`replace_surrogates`); printable text, the common case, as it is."""
+    if text.isprintable():
+        return text if text.strip() else None
+    return replace_surrogates(text) if has_content(text) else None
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD (so it can be tokenized, named and written as UTF-8)."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def has_content(text: str) -> bool:

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 from ..models.lite.lexicon import english_words
 from ..utils.caption_wrappers import unwrap_caption
 from ..utils.errors import UserInputError
-from .inputs import has_content
+from .inputs import has_content, replace_surrogates
 
 #: The language code of a caption the identifier is not sure of: read by every model.
 UNDETERMINED = "und"
@@ -198,11 +198,13 @@ def _vocabulary(lowered: str, ascii_only: bool) -> tuple[float, bool]:
 
 def _as_read(text: str, read: str | None) -> str:
     """``text``'s first :data:`MAX_LANGUAGE_CHARS` characters as the models read them: wrappers taken off
-    (``read`` where given, which is that for a caption no longer than that) and normalized (normalize_caption):
-    full-width letters are Latin letters."""
+    (``read`` where given, which is that for a caption no longer than that), normalized (normalize_caption):
+    full-width letters are Latin letters, and lone surrogates U+FFFD (:func:`~.inputs.readable`)."""
     if read is None or len(text) > MAX_LANGUAGE_CHARS:
         read = unwrap_caption(text[:MAX_LANGUAGE_CHARS])
-    return read if read.isascii() else unicodedata.normalize("NFKC", read)
+    if read.isascii():
+        return read
+    return unicodedata.normalize("NFKC", read if read.isprintable() else replace_surrogates(read))
 
 
 def _script(text: str) -> str:

@@ -12,7 +12,7 @@ from ..models.lite.modeling_lite import LiteModel, default_lite_model
 from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
-from .inputs import caption_list
+from .inputs import caption_list, replace_surrogates
 from .languages import ENGLISH_ONLY, caption_language
 
 _DESCRIPTIONS = {feature.name: feature.description for feature in FEATURES}
@@ -65,7 +65,7 @@ class LiteScorer(ConcretenessScorer):
         unread = self.blank_or_junk_explanation(text, "lite-linear")
         if unread is not None:
             return unread
-        caption, text = text, text_read(self.text_read(text))
+        caption, text = text, text_read(self.text_read(replace_surrogates(text)))
         values, shares = analyze(text, self.lexicon, detail=True)
         spans: dict[tuple[int, int], float] = {}
         feature_terms: list[tuple[str, float]] = []

@@ -19,7 +19,7 @@ from ..utils.windows import boundary_prefix, pieces_read, split_windows, window_
 from .base import ConcretenessScorer
 from .chunks import Tokenize
 from .explanation import Explanation
-from .inputs import caption_list
+from .inputs import caption_list, replace_surrogates
 from .languages import ENGLISH_ONLY, caption_language
 from .progress import current_report, reporting_to
 from .tokenize_workers import TokenizerSpec, built_tokenizer
@@ -98,7 +98,7 @@ class MiniReading(ConcretenessScorer):
         unread = self.blank_or_junk_explanation(text, EXPLANATION_METHOD)
         if unread is not None:
             return unread
-        caption, text = text, self.text_read(text)
+        caption, text = text, self.text_read(replace_surrogates(text))
         prepared = self._prepare(text)
         normalized = normalize_caption(text)
         surface = normalized if len(normalized) == len(prepared) else prepared

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
+from ...scoring.inputs import replace_surrogates
 from ...scoring.options import Notice, ScoringOptions
 from ...scoring.tokenize_workers import usable_cores
 from ...utils.errors import UserInputError
@@ -33,7 +34,6 @@ from ..io.outputs import check_writable, refuse_writing_over_input, writes_in_pl
 from ..io.readers import check_input_file
 from ..io.table import TEXT_COLUMN, CaptionTable, Fields
 from ..io.tables import CHUNK_ROWS
-from ..io.text import replace_surrogates
 from ..job_spec import JobSpec
 from .workers import worker_count
 

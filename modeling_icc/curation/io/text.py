@@ -13,8 +13,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
+from ...scoring.inputs import replace_surrogates
+
 BOM = b"\xef\xbb\xbf"
-_SURROGATES = re.compile("[\ud800-\udfff]")
 #: A JSON escape of a UTF-16 surrogate (lone ones decode to unencodable text).
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -32,11 +33,6 @@ def strip_line_end(line: bytes) -> bytes:
     if line.endswith(b"\n"):
         line = line[:-2] if line.endswith(b"\r\n") else line[:-1]
     return line
-
-
-def replace_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (so it can be written as UTF-8)."""
-    return _SURROGATES.sub("\ufffd", text)
 
 
 class LineDecoder:
