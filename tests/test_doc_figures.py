@@ -569,6 +569,7 @@ for row, key, split in (
     ("pipeline, tokenize_workers=0", "pipeline_workers_0", False),
     ("pipeline, 1 worker", "pipeline_workers_1", True),
     ("pipeline, 2 workers", "pipeline_workers_2", True),
+    ("the same, the language step off", "pipeline_workers_2_without_language_step", True),
     ("text file -> Parquet, 2 workers", "file_to_parquet_workers_2", True),
 ):
     FIGURES.append(cell(SPEED_MD, HOST_TABLE, row, "captions/s (wall)", HOST, "results", key, "captions_per_s"))
@@ -592,6 +593,33 @@ FIGURES += [
         HOST,
         "a ceiling of {}M captions/s",
         lambda: renderings(get(HOST, "summary", "main_process_ceiling_captions_per_s") / 1e6, 2),
+    ),
+    quote(
+        SPEED_MD,
+        HOST,
+        "The scoring process's own work is {} µs per caption",
+        ("summary", "main_process_cpu_us_per_caption"),
+        decimals=2,
+    ),
+    quote(
+        SPEED_MD,
+        HOST,
+        "{} µs of it without the language step",
+        ("summary", "main_process_cpu_us_per_caption_without_language_step"),
+        decimals=2,
+    ),
+    phrase(
+        SPEED_MD,
+        HOST,
+        "a ceiling of {}M/s: naming",
+        lambda: renderings(get(HOST, "summary", "main_process_ceiling_captions_per_s_without_language_step") / 1e6, 2),
+    ),
+    phrase(
+        SPEED_MD,
+        HOST,
+        "it is {} µs per caption, a ceiling of {},000 rows/s",
+        rate(HOST, "summary", "file_path_main_process_cpu_us_per_caption", decimals=2),
+        lambda: renderings(get(HOST, "summary", "file_path_main_process_ceiling_captions_per_s") / 1000, 0),
     ),
 ]
 

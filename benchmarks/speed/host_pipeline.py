@@ -48,8 +48,9 @@ from modeling_icc import NeuralScorer
 from modeling_icc.curation.engines.job import Job
 from modeling_icc.curation.engines.single_file import run_single_file
 from modeling_icc.models.icc.modeling_icc import ICCForConcreteness
+from modeling_icc.scoring.chunks import CHUNK_SIZE
+from modeling_icc.scoring.languages import forget_languages
 from modeling_icc.scoring.neural import default_batch_limits
-from modeling_icc.scoring.runner import CHUNK_SIZE
 from modeling_icc.scoring.tokenize_workers import (
     PackedTokens,
     TokenizerSpec,
@@ -120,6 +121,16 @@ def pool_alone(spec: TokenizerSpec, workers: int, captions: list[str]) -> Callab
     return run
 
 
+def afresh(run: Callable[[], object]) -> Callable[[], object]:
+    """``run`` with the languages remembered forgotten first: each run names every caption, as a new job does."""
+
+    def run_afresh() -> object:
+        forget_languages()
+        return run()
+
+    return run_afresh
+
+
 def text_to_parquet_job(captions: list[str], folder: Path) -> Job:
     """``icc score --input N.txt --output out.parquet``'s job over ``captions`` (written once to ``folder``)."""
     source = folder / "captions.txt"
@@ -177,14 +188,16 @@ def main() -> None:
             tokenize_workers=workers,
         )
         scorer.pad_multiple = 8
-        record(f"pipeline_workers_{workers}", lambda scorer=scorer: scorer.score(captions, raw=True))
+        record(f"pipeline_workers_{workers}", afresh(lambda scorer=scorer: scorer.score(captions, raw=True)))
         if workers == top:
             with tempfile.TemporaryDirectory() as folder:
                 job = text_to_parquet_job(captions, Path(folder))
                 record(
                     f"file_to_parquet_workers_{workers}",
-                    lambda job=job, scorer=scorer: run_single_file(job, lambda: scorer),
+                    afresh(lambda job=job, scorer=scorer: run_single_file(job, lambda: scorer)),
                 )
+            scorer.languages = None  # the scorer as it was before each caption's language was named
+            record(f"pipeline_workers_{workers}_without_language_step", lambda s=scorer: s.score(captions, raw=True))
         shutdown_pools()  # the next worker count starts its own pool
 
     one, full = results["pipeline_workers_1"], results[f"pipeline_workers_{top}"]
@@ -193,6 +206,7 @@ def main() -> None:
     efficiency_cpu = one["workers_cpu_s"] / full["workers_cpu_s"]
     ceiling = args.n / full["main_process_cpu_s"]
     file_path = results[f"file_to_parquet_workers_{top}"]
+    without_step = results[f"pipeline_workers_{top}_without_language_step"]
     summary = {
         "per_core_captions_per_s": one["captions_per_s"],
         "per_core_definition": "wall rate of the pipeline with 1 tokenizer worker (scoring process on another core)",
@@ -205,6 +219,8 @@ def main() -> None:
         "goal_captions_per_s": GOAL_CAPTIONS_PER_S,
         "main_process_cpu_us_per_caption": 1e6 * full["main_process_cpu_s"] / args.n,
         "main_process_ceiling_captions_per_s": ceiling,
+        "main_process_cpu_us_per_caption_without_language_step": 1e6 * without_step["main_process_cpu_s"] / args.n,
+        "main_process_ceiling_captions_per_s_without_language_step": args.n / without_step["main_process_cpu_s"],
         "file_path_main_process_cpu_us_per_caption": 1e6 * file_path["main_process_cpu_s"] / args.n,
         "file_path_main_process_ceiling_captions_per_s": args.n / file_path["main_process_cpu_s"],
         "file_path_goal_captions_per_s": FILE_GOAL_CAPTIONS_PER_S,
@@ -214,6 +230,8 @@ def main() -> None:
             "projected_16_core_cpu_time: captions per CPU-second of one worker x (worker CPU at 1 worker / at all) "
             "x 16: what 16 cores give when each runs a worker, unaffected by other jobs on a shared machine",
             "main_process_ceiling: the scoring process's own work per caption caps the rate whatever the workers",
+            "without_language_step: the same with the scorer's language step off (languages = None), in the same "
+            "run: what naming each caption adds to the scoring process on these English captions",
             "file_path_main_process_ceiling: the same for icc score's text -> Parquet path, reading and writing "
             "included",
         ],
