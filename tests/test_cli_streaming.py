@@ -421,6 +421,27 @@ def test_a_file_read_ahead_keeps_rows_order_and_the_scores_of_each_part(
     np.testing.assert_array_equal(table["icc_score"].to_numpy(zero_copy_only=False).astype(np.float32), expected)
 
 
+@pytest.mark.parametrize("tokenize_workers", [0, 2])
+def test_a_file_read_ahead_names_each_caption_once(tiny_student_dir, tmp_path, monkeypatch, tokenize_workers):
+    """The scorer names the captions of the parts it reads ahead; the writer of each chunk reads those names
+    back: a chunk's end forgets its own captions only, not the next chunk's (named once: ~1-5 us a caption)."""
+    from modeling_icc.scoring import languages
+
+    named, as_read = [], languages._as_read
+    monkeypatch.setattr(languages, "_as_read", lambda text, read: named.append(text) or as_read(text, read))
+    monkeypatch.setattr(pieces, "PROGRESS_CHUNK", 7)
+    captions = [f"{caption} number {index}" for index, caption in enumerate(synthetic_captions(60, seed=5))]
+    path = tmp_path / "distinct.jsonl"
+    path.write_text("".join(json.dumps({"caption": caption}) + "\n" for caption in captions), encoding="utf-8")
+    scorer = load_scorer(tiny_student_dir, device="cpu", dtype="float32", tokenize_workers=tokenize_workers)
+    out = tmp_path / "scored.parquet"
+    languages.forget_languages()
+    run_single_file(Job.of_file(path, "jsonl", out, "parquet", chunk_rows=16), lambda: scorer)
+    assert sorted(named) == sorted(captions)
+    languages.forget_languages()
+    assert pq.read_table(out)["icc_language"].to_pylist() == [languages.caption_language(c) for c in captions]
+
+
 class WaitingScorer(LiteScorer):
     """Scores only once ``release`` is set, so that a second job can start while this one writes."""
 

@@ -129,6 +129,8 @@ def test_the_languages_remembered_are_bounded_and_the_newest_kept():
     recent.put(list("fghijk"), ["fr"] * 6)  # more than a generation: its last four
     assert len(recent.current) + len(recent.older) <= 2 * recent.size
     assert recent.get_many(list("efghijk")) == ["de", None, None, "fr", "fr", "fr", "fr"]
+    recent.forget(["h", "j", None, 3])  # a chunk written: its captions forgotten, the others kept
+    assert recent.get_many(list("hijk")) == [None, "fr", None, "fr"]
 
 
 def test_speed_benchmarks_compare_scores_over_the_captions_both_runs_read(monkeypatch):

@@ -56,10 +56,12 @@ MAX_LANGUAGE_CHARS = 4096
 #: The identifier's best languages looked at: enough to see whether English is a close second.
 TOP_LANGUAGES = 5
 #: Distinct captions whose language is remembered, so a file job names each caption once although both the scorer
-#: (which ones to read) and the writer (the ``icc_language`` column) ask: at least one table chunk's worth (32,768
-#: rows, ``curation/io/tables.py``), at most twice that. The writers forget them once a piece is named, so memory
-#: does not grow with the input; a scorer that reads ahead (on a GPU) makes the writer name those captions again.
-CACHE_SIZE = 1 << 15
+#: (which ones to read) and the writer (the ``icc_language`` column) ask: at least this many, at most twice. A
+#: writer forgets its chunk's captions once it has their names, so memory does not grow with the input; what
+#: stays is the captions a scorer has read ahead of the writer: the chunk being written (32,768 rows,
+#: ``curation/io/tables.py``), the next part (16,384) and the tokenizer workers' tasks (two each, 32,768 captions
+#: on 16 cores). Past that (more cores, lists of captions) the writer names some captions again.
+CACHE_SIZE = 1 << 16
 #: What ICC's models read: English, shown by ``icc bench`` (``benchmarks/quality/quality_dev.json``); mini and
 #: lite do not rank German, French, Spanish, Chinese, Russian or Japanese well enough to be read
 #: (``benchmarks/quality/languages_read.json``, docs/languages.md).
@@ -344,6 +346,14 @@ class _Recent:
             self.older, self.current = self.current, {}
         self.current.update(zip(texts, languages, strict=True))
 
+    def forget(self, texts: Iterable[object]) -> None:
+        """Forget ``texts`` (those remembered; other values are ignored)."""
+        current, older = self.current, self.older
+        for text in texts:
+            if isinstance(text, str):
+                current.pop(text, None)
+                older.pop(text, None)
+
     def clear(self) -> None:
         self.current, self.older = {}, {}
 
@@ -351,9 +361,13 @@ class _Recent:
 _RECENT = _Recent(CACHE_SIZE)
 
 
-def forget_languages() -> None:
-    """Drop the remembered languages (a job's end; a benchmark that times naming afresh)."""
-    _RECENT.clear()
+def forget_languages(texts: Iterable[object] | None = None) -> None:
+    """Drop the remembered languages of ``texts`` (a chunk written: not those a scorer read ahead), or all of them
+    (a job's end; a benchmark that times naming afresh)."""
+    if texts is None:
+        _RECENT.clear()
+    else:
+        _RECENT.forget(texts)
 
 
 def caption_language(text: str, read: str | None = None) -> str:

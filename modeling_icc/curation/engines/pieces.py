@@ -135,7 +135,8 @@ def finish(
 
     Each caption's language is named (:func:`~modeling_icc.scoring.languages.caption_languages`: the scorer
     named each one already, so this reads its cache) beside its score."""
-    languages = caption_languages(flat_captions(table.captions, plan.nested))
+    captions = flat_captions(table.captions, plan.nested)
+    languages = caption_languages(captions)
     view = _view(plan, table, raw)
     if plan.level == "node":
         names = (plan.column, *plan.node_columns)
@@ -145,7 +146,7 @@ def finish(
     view[language_column(plan.score_column)] = (
         languages_of(table.captions, nested=True) if plan.nested else np.array(languages, dtype=object)
     )
-    forget_languages()  # named (a nested column's from the cache): this piece's captions need not stay in memory
+    forget_languages(captions)  # named (a nested column's from the cache): they need not stay in memory
     keep = plan.mask(view, len(table), cuts) if plan.rules() else None
     apart = plan.apart(view)
     hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
