@@ -197,8 +197,8 @@ def in_memory_rows(path: Path, plan: FilterPlan) -> list[dict]:
     """What one pass over the whole input keeps (``FilterPlan.mask`` of every row at once), as written rows."""
     table = next(iter_tables(path, "jsonl", plan.column, rows=10**6))
     plan = pieces.bind(plan, table, "jsonl")
-    [(_, raw)] = pieces.score_tables(LiteScorer(), plan, [table], lambda count: None)
-    piece = pieces.finish(plan, table, raw, LiteScorer.model_id)
+    [(_, raw, languages)] = pieces.score_tables(LiteScorer(), plan, [table], lambda count: None)
+    piece = pieces.finish(plan, table, raw, LiteScorer.model_id, languages=languages)
     rows = []
     for row in np.flatnonzero(piece.keep):
         scores = piece.columns[plan.score_column][row]

@@ -422,3 +422,31 @@ def test_each_identifier_compared_answers_in_the_package_codes(name):
     assert identify("a brown dog is running across the grass in the park near the river") == ENGLISH
     assert identify("ein brauner Hund läuft im Park am Fluss über das Gras und bellt") == "de"
     assert isinstance(identify("747"), str)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_a_shard_larger_than_the_languages_remembered_names_each_caption_once(tmp_path, monkeypatch, nested):
+    """A sharded job reads a shard whole, far more captions than are remembered: each part's languages are read
+    back as its scores come, so the writer names none of them again."""
+    from modeling_icc.curation.engines import pieces
+    from modeling_icc.scoring import languages
+
+    monkeypatch.setattr(languages, "_RECENT", languages._Recent(8))  # a part (5) fits, not the shard (24)
+    monkeypatch.setattr(pieces, "PROGRESS_CHUNK", 5)
+    named, as_read = [], languages._as_read
+    monkeypatch.setattr(languages, "_as_read", lambda text, read: named.append(text) or as_read(text, read))
+    captions = [f"{text} {index}" for index, text in enumerate([GERMAN, "a red car parked on a street"] * 12)]
+    rows = (
+        [{"captions": captions[i : i + 3]} for i in range(0, 24, 3)] if nested else [{"caption": c} for c in captions]
+    )
+    source = written(tmp_path / "pool.jsonl", "".join(json.dumps(row) + "\n" for row in rows))
+    column = ["--column", "captions"] if nested else []
+    assert icc("score", "--model", "lite", "--input", source, *column, "--output-dir", tmp_path / "out") == 0
+    assert sorted(named) == sorted(captions)
+    written_rows = [json.loads(line) for line in (tmp_path / "out" / "pool.jsonl").read_text("utf-8").splitlines()]
+    got = (
+        [code for row in written_rows for code in row["icc_language"]]
+        if nested
+        else [row["icc_language"] for row in written_rows]
+    )
+    assert got == ["de", "en"] * 12

@@ -57,10 +57,10 @@ MAX_LANGUAGE_CHARS = 4096
 TOP_LANGUAGES = 5
 #: Distinct captions whose language is remembered, so a file job names each caption once although both the scorer
 #: (which ones to read) and the writer (the ``icc_language`` column) ask: at least this many, at most twice. A
-#: writer forgets its chunk's captions once it has their names, so memory does not grow with the input; what
-#: stays is the captions a scorer has read ahead of the writer: the chunk being written (32,768 rows,
-#: ``curation/io/tables.py``), the next part (16,384) and the tokenizer workers' tasks (two each, 32,768 captions
-#: on 16 cores). Past that (more cores, lists of captions) the writer names some captions again.
+#: job reads a part's names back as soon as its scores come and forgets them (``curation/engines/pieces.py``), so
+#: memory does not grow with the input; what stays is the parts a scorer reads ahead of the one being scored: the
+#: next part (16,384 captions) and the tokenizer workers' tasks (two each, 32,768 captions on 16 cores). Past that
+#: (more cores) a job names some captions twice.
 CACHE_SIZE = 1 << 16
 #: What ICC's models read: English, shown by ``icc bench`` (``benchmarks/quality/quality_dev.json``); mini and
 #: lite do not rank German, French, Spanish, Chinese, Russian or Japanese well enough to be read

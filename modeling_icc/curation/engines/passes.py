@@ -48,6 +48,10 @@ from .shard_files import commit_unit
 from .unit_result import UnitResult
 from .unit_scores import ChainedRanking, UnitScores
 
+#: A table read, with the raw score and the language of every caption (flat; languages ``None`` where they are
+#: to be named when the table is written: scores kept from a first pass).
+Scored = tuple[CaptionTable, np.ndarray, list[str | None] | None]
+
 
 class LazyScorer:
     """A job's scorer, loaded when a task first needs it (after the unit's first table is checked, so a
@@ -122,7 +126,7 @@ def run_task(
             with closing(_scored(opened, scorer, progress)) as scored:
                 kept = (
                     (raw, pieces.ranking_values(plan, table, raw), pieces.caption_digest(table))
-                    for table, raw in scored
+                    for table, raw, _ in scored
                 )
                 task.scores.save(kept, before_commit)
             return None
@@ -185,10 +189,10 @@ def _starting_with(first: CaptionTable, rest: Iterator[CaptionTable]) -> Iterato
     yield from rest
 
 
-def _scored(opened: OpenedUnit, scorer: LazyScorer, progress: Progress) -> Iterator[tuple[CaptionTable, np.ndarray]]:
-    """Each table with its raw scores. A file is read ahead of what is written (a scorer on a GPU works on the
-    next tables meanwhile, see :func:`~.pieces.score_tables`); a stream (stdin) is not, so that each table's
-    rows reach the output once scored, without waiting for the next table's rows to arrive."""
+def _scored(opened: OpenedUnit, scorer: LazyScorer, progress: Progress) -> Iterator[Scored]:
+    """Each table with its raw scores and languages. A file is read ahead of what is written (a scorer on a GPU
+    works on the next tables meanwhile, see :func:`~.pieces.score_tables`); a stream (stdin) is not, so that each
+    table's rows reach the output once scored, without waiting for the next table's rows to arrive."""
     tables = opened.tables if opened.plan.nested else _told(opened.tables, progress)  # bars count rows
     if not opened.unit.reads_a_stream:
         yield from pieces.score_tables(scorer(), opened.plan, tables, progress.update)
@@ -205,8 +209,9 @@ def _told(tables: Iterator[CaptionTable], progress: Progress) -> Iterator[Captio
         del table  # not held while the next one is read
 
 
-def _with_kept_scores(opened: OpenedUnit, scores: UnitScores) -> Iterator[tuple[CaptionTable, np.ndarray]]:
-    """Each table with the scores the first pass kept, refusing captions other than those scored."""
+def _with_kept_scores(opened: OpenedUnit, scores: UnitScores) -> Iterator[Scored]:
+    """Each table with the scores the first pass kept (its languages named when it is written), refusing captions
+    other than those scored."""
     kept = scores.scores()
     changed = scores.changed(opened.unit.source)
     for table in opened.tables:
@@ -214,7 +219,7 @@ def _with_kept_scores(opened: OpenedUnit, scores: UnitScores) -> Iterator[tuple[
         n_captions = len(flat_captions(table.captions, opened.plan.nested))
         if raw is None or (digest is not None and digest != pieces.caption_digest(table)) or len(raw) != n_captions:
             raise changed
-        yield table, raw
+        yield table, raw, None
         del table, raw
     if next(kept, None) is not None:
         raise changed
@@ -244,8 +249,9 @@ def write_unit(
             outputs.append(_writer(stack, unit, unit.apart_output, before_commit))
         submit = stack.enter_context(written_behind()) if _writes_behind(job, unit) else _now
         stack.enter_context(closing(scored))  # on an error here, the scoring generators end now (their settings too)
-        for index, (table, raw) in enumerate(scored):
-            piece = pieces.finish(plan, table, raw, result.model_id, None if task.cuts is None else task.cuts[index])
+        for index, (table, raw, languages) in enumerate(scored):
+            cuts = None if task.cuts is None else task.cuts[index]
+            piece = pieces.finish(plan, table, raw, result.model_id, cuts, languages)
             rows = np.arange(len(table)) if piece.keep is None else np.flatnonzero(piece.keep)
             submit(_write, *outputs[0], piece, rows)
             if len(outputs) > 1:
@@ -253,7 +259,7 @@ def write_unit(
                 submit(_write, *outputs[1], piece, apart)
                 result.apart += len(apart)
             _account(result, job, plan, table, piece, rows)
-            del table, raw, piece, rows  # not held here while the next is read
+            del table, raw, languages, piece, rows  # not held here while the next is read
     result.escaped_line_breaks = sum(writer.escaped_line_breaks for writer, _ in outputs)
     result.base64_columns = list(dict.fromkeys(name for writer, _ in outputs for name in writer.base64_columns))
     return result

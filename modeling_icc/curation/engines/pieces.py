@@ -24,7 +24,6 @@ from ..columns import (
     flat_captions,
     is_nested,
     language_column,
-    languages_of,
     model_column,
     per_row,
     score_columns,
@@ -75,15 +74,18 @@ def bind(
 
 def score_tables(
     scorer: ConcretenessScorer, plan: FilterPlan, tables: Iterable[CaptionTable], report: Callable[[int], Any]
-) -> Iterator[tuple[CaptionTable, np.ndarray]]:
-    """Each table with the raw scores of every caption, flat and in order, reporting progress as it goes:
-    batch by batch where the scorer batches, and every caption of a part once its scores are back.
+) -> Iterator[tuple[CaptionTable, np.ndarray, list[str | None]]]:
+    """Each table with the raw scores and the language of every caption, flat and in order, reporting progress
+    as it goes: batch by batch where the scorer batches, and every caption of a part once its scores are back.
 
     The tables' captions go to the scorer as one stream of parts (:meth:`~ConcretenessScorer.score_stream`):
     a scorer on a GPU tokenizes and launches the next parts, reading ``tables`` ahead, while a table is
-    written. Other scorers read one table at a time."""
+    written. Other scorers read one table at a time. A part's languages are read back as soon as its scores
+    are, while the scorer's names of them are still remembered (a shard read whole is far larger than what is
+    remembered), then forgotten."""
     reported = due = 0
     tables_read: deque[tuple[CaptionTable, int]] = deque()  # each table read with its number of parts
+    parts_read: deque[list[Any]] = deque()  # the captions of each part given to the scorer, not yet scored
 
     def batch_done(count: int) -> None:  # distinct non-blank captions of a part: at most the part's length
         nonlocal reported
@@ -96,12 +98,17 @@ def score_tables(
             starts = range(0, len(captions), PROGRESS_CHUNK) or range(1)  # a table without captions is one part
             tables_read.append((table, len(starts)))
             for start in starts:
-                yield captions[start : start + PROGRESS_CHUNK]
+                parts_read.append(captions[start : start + PROGRESS_CHUNK])
+                yield parts_read[-1]
 
     done: list[np.ndarray] = []
+    languages: list[str | None] = []
     with reporting_to(batch_done):
         for raw in score_flat_stream(scorer, parts()):
             done.append(raw)
+            part = parts_read.popleft()
+            languages += caption_languages(part)
+            forget_languages(part)
             due += len(raw)
             if reported < due:  # what the batches did not report: blanks, repeats, junk, a scorer that does not batch
                 report(due - reported)
@@ -109,8 +116,8 @@ def score_tables(
             table, part_count = tables_read[0]
             if len(done) == part_count:
                 tables_read.popleft()
-                yield table, np.concatenate(done)
-                done = []
+                yield table, np.concatenate(done), languages
+                done, languages = [], []
 
 
 def caption_digest(table: CaptionTable) -> str:
@@ -129,14 +136,21 @@ def ranking_values(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> di
 
 
 def finish(
-    plan: FilterPlan, table: CaptionTable, raw: np.ndarray, model_id: str, cuts: Cuts | None = None
+    plan: FilterPlan,
+    table: CaptionTable,
+    raw: np.ndarray,
+    model_id: str,
+    cuts: Cuts | None = None,
+    languages: list[str | None] | None = None,
 ) -> ScoredPiece:
     """The piece to write; ``cuts`` apply ranking rules fitted over every piece (without them: this piece alone).
 
-    Each caption's language is named (:func:`~modeling_icc.scoring.languages.caption_languages`: the scorer
-    named each one already, so this reads its cache) beside its score."""
+    Each caption's language (``languages``, flat as ``raw``, from :func:`score_tables`; named here where not
+    given: scores kept from a first pass) beside its score."""
     captions = flat_captions(table.captions, plan.nested)
-    languages = caption_languages(captions)
+    if languages is None:
+        languages = caption_languages(captions)
+        forget_languages(captions)  # named: they need not stay in memory
     view = _view(plan, table, raw)
     if plan.level == "node":
         names = (plan.column, *plan.node_columns)
@@ -144,9 +158,8 @@ def finish(
         table = table.with_values({name: kept.pop(name) for name in names})
         view.update(kept)
     view[language_column(plan.score_column)] = (
-        languages_of(table.captions, nested=True) if plan.nested else np.array(languages, dtype=object)
+        _nested_languages(table.captions, captions, languages) if plan.nested else np.array(languages, dtype=object)
     )
-    forget_languages(captions)  # named (a nested column's from the cache): they need not stay in memory
     keep = plan.mask(view, len(table), cuts) if plan.rules() else None
     apart = plan.apart(view)
     hidden = {RAW_SCORE_COLUMN, *(rule.column for rule in (plan.other,) if rule is not None)}
@@ -156,6 +169,17 @@ def finish(
     name = language_column(plan.score_column)
     columns[name] = columns.pop(name)  # after the model's column, as the other engines write it
     return ScoredPiece(table, columns, keep, np.clip(raw, 0.0, 1.0), languages, apart)
+
+
+def _nested_languages(
+    rows: list[Any], captions: list[Any], languages: list[str | None]
+) -> list[list[str | None] | None]:
+    """One list of languages per row of ``rows`` (those a node rule kept), from the ``languages`` of every caption
+    of the piece (``captions``, flat); ``None`` for a null row, a blank or non-text caption."""
+    named = {
+        caption: language for caption, language in zip(captions, languages, strict=True) if isinstance(caption, str)
+    }
+    return [None if row is None else [named.get(c) if isinstance(c, str) else None for c in row] for row in rows]
 
 
 def _view(plan: FilterPlan, table: CaptionTable, raw: np.ndarray) -> dict[str, Any]:
