@@ -327,7 +327,7 @@ def test_temporary_files_are_removed_after_success_and_errors(tied_pool, tmp_pat
             dataclasses.replace(job, units=(dataclasses.replace(job.units[0], source=io.BytesIO(path.read_bytes())),)),
             FailingScorer,
         )
-    assert FailingScorer.seen == 3  # stdin's copy, raw scores, ranking values (the output is opened by pass 2)
+    assert FailingScorer.seen == 4  # stdin's copy, raw scores, languages, ranking values (pass 2 opens the output)
     assert list(temp.iterdir()) == [] and work_files(out) == [] and not out.exists()
     shrinking = tmp_path / "pool.parquet"
     pq.write_table(

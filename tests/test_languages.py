@@ -450,3 +450,20 @@ def test_a_shard_larger_than_the_languages_remembered_names_each_caption_once(tm
         else [row["icc_language"] for row in written_rows]
     )
     assert got == ["de", "en"] * 12
+
+
+@pytest.mark.parametrize("sharded", [False, True])
+def test_a_top_k_job_names_each_caption_once_over_its_two_passes(tmp_path, monkeypatch, sharded):
+    """A top-k cut scores every caption before it writes any: the first pass keeps each caption's language with
+    its score, so the second names none again."""
+    from modeling_icc.scoring import languages
+
+    named, as_read = [], languages._as_read
+    monkeypatch.setattr(languages, "_as_read", lambda text, read: named.append(text) or as_read(text, read))
+    captions = [f"{text} {index}" for index, text in enumerate([GERMAN, "a red car parked on a street"] * 6)]
+    source = written(tmp_path / "pool.txt", "".join(caption + "\n" for caption in captions))
+    out = ["--output-dir", tmp_path / "out"] if sharded else ["--output", tmp_path / "pool.jsonl"]
+    assert icc("filter", "--model", "lite", "--input", source, "--top-k", "3", *out) == 0
+    assert sorted(named) == sorted(captions)
+    kept = (tmp_path / "out" / "pool.tsv") if sharded else (tmp_path / "pool.jsonl")
+    assert kept.exists()

@@ -156,7 +156,7 @@ def test_a_shards_saved_scores_replace_a_link_at_their_name(tmp_path, victim):
     path = tmp_path / ".icc-work" / "s0.raw.npz"
     path.parent.mkdir()
     path.symlink_to(victim)
-    SavedScores(path).save([(np.ones(3, np.float32), {"icc": np.ones(3, np.float32)}, "digest")])
+    SavedScores(path).save([(np.ones(3, np.float32), {"icc": np.ones(3, np.float32)}, "digest", np.array(["en"] * 3))])
     assert victim.read_text() == PRECIOUS and not path.is_symlink()
     assert SavedScores(path).saved(["icc"])
 

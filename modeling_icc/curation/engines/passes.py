@@ -46,10 +46,10 @@ from .job import Job, Unit
 from .progress import Progress
 from .shard_files import commit_unit
 from .unit_result import UnitResult
-from .unit_scores import ChainedRanking, UnitScores
+from .unit_scores import ChainedRanking, UnitScores, languages_array
 
 #: A table read, with the raw score and the language of every caption (flat; languages ``None`` where they are
-#: to be named when the table is written: scores kept from a first pass).
+#: to be named when the table is written: scores an older icc kept from a first pass).
 Scored = tuple[CaptionTable, np.ndarray, list[str | None] | None]
 
 
@@ -125,8 +125,8 @@ def run_task(
             plan = opened.plan
             with closing(_scored(opened, scorer, progress)) as scored:
                 kept = (
-                    (raw, pieces.ranking_values(plan, table, raw), pieces.caption_digest(table))
-                    for table, raw, _ in scored
+                    (raw, pieces.ranking_values(plan, table, raw), pieces.caption_digest(table), languages_array(codes))
+                    for table, raw, codes in scored
                 )
                 task.scores.save(kept, before_commit)
             return None
@@ -210,17 +210,16 @@ def _told(tables: Iterator[CaptionTable], progress: Progress) -> Iterator[Captio
 
 
 def _with_kept_scores(opened: OpenedUnit, scores: UnitScores) -> Iterator[Scored]:
-    """Each table with the scores the first pass kept (its languages named when it is written), refusing captions
-    other than those scored."""
+    """Each table with the scores and languages the first pass kept, refusing captions other than those scored."""
     kept = scores.scores()
     changed = scores.changed(opened.unit.source)
     for table in opened.tables:
-        raw, digest = next(kept, (None, None))
+        raw, digest, languages = next(kept, (None, None, None))
         n_captions = len(flat_captions(table.captions, opened.plan.nested))
         if raw is None or (digest is not None and digest != pieces.caption_digest(table)) or len(raw) != n_captions:
             raise changed
-        yield table, raw, None
-        del table, raw
+        yield table, raw, languages
+        del table, raw, languages
     if next(kept, None) is not None:
         raise changed
 

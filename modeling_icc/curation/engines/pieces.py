@@ -145,8 +145,8 @@ def finish(
 ) -> ScoredPiece:
     """The piece to write; ``cuts`` apply ranking rules fitted over every piece (without them: this piece alone).
 
-    Each caption's language (``languages``, flat as ``raw``, from :func:`score_tables`; named here where not
-    given: scores kept from a first pass) beside its score."""
+    Each caption's language (``languages``, flat as ``raw``, from :func:`score_tables` or a first pass; named
+    here where not given: scores an older icc kept) beside its score."""
     captions = flat_captions(table.captions, plan.nested)
     if languages is None:
         languages = caption_languages(captions)
