@@ -362,8 +362,8 @@ _RECENT = _Recent(CACHE_SIZE)
 
 
 def forget_languages(texts: Iterable[object] | None = None) -> None:
-    """Drop the remembered languages of ``texts`` (a chunk written: not those a scorer read ahead), or all of them
-    (a job's end; a benchmark that times naming afresh)."""
+    """Drop the remembered languages of ``texts`` (a part whose names a job has read back: not those of the parts
+    a scorer read ahead), or all of them (a job's end; a benchmark that times naming afresh)."""
     if texts is None:
         _RECENT.clear()
     else:
