@@ -10,10 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..utils.caption_text import replace_surrogates
 from ..utils.caption_wrappers import unwrap_caption
 from ..utils.web_junk import is_web_junk, web_junk_kind
 from .explanation import Explanation, occlusion_explanations
-from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, replace_surrogates, scatter
+from .inputs import ErrorMode, caption_list, deduplicate, has_content, prepare_texts, scatter
 from .languages import caption_language, not_read_reason, read_captions_languages, read_codes, reads
 
 _NO_SCORES = np.empty(0, dtype=np.float32)

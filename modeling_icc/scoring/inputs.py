@@ -12,18 +12,18 @@ tokenizer, language identifier or UTF-8 file takes it) is read as U+FFFD, as the
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Set
 from typing import Literal
 
 import numpy as np
 
+from ..utils.caption_text import replace_surrogates
+
 ErrorMode = Literal["raise", "nan"]
 #: Unicode categories of characters that show nothing: format characters (Cf: zero-width spaces and joiners,
 #: the byte order mark, soft hyphens, ...) and controls (Cc: NUL, ...).
 INVISIBLE_CATEGORIES = frozenset({"Cf", "Cc"})
-_SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def prepare_texts(texts: Iterable[object], errors: ErrorMode = "raise") -> tuple[list[str], np.ndarray]:
@@ -58,11 +58,6 @@ def readable(text: str) -> str | None:
     if text.isprintable():
         return text if text.strip() else None
     return replace_surrogates(text) if has_content(text) else None
-
-
-def replace_surrogates(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD (so it can be tokenized, named and written as UTF-8)."""
-    return _SURROGATES.sub("\ufffd", text)
 
 
 def has_content(text: str) -> bool:

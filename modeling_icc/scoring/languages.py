@@ -27,9 +27,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..models.lite.lexicon import english_words
+from ..utils.caption_text import replace_surrogates
 from ..utils.caption_wrappers import unwrap_caption
 from ..utils.errors import UserInputError
-from .inputs import has_content, replace_surrogates
+from .inputs import has_content
 
 #: The language code of a caption the identifier is not sure of: read by every model.
 UNDETERMINED = "und"

@@ -9,10 +9,11 @@ import numpy as np
 from ..models.lite.features import FEATURE_NAMES, FEATURES, MAX_WORDS, analyze, caption_features, text_read
 from ..models.lite.lexicon import Lexicon, default_lexicon
 from ..models.lite.modeling_lite import LiteModel, default_lite_model
+from ..utils.caption_text import replace_surrogates
 from ..utils.words import WORD_PATTERN
 from .base import ConcretenessScorer
 from .explanation import Explanation
-from .inputs import caption_list, replace_surrogates
+from .inputs import caption_list
 from .languages import ENGLISH_ONLY, caption_language
 
 _DESCRIPTIONS = {feature.name: feature.description for feature in FEATURES}

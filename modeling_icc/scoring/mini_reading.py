@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..models.mini.files import prepare_text
-from ..utils.caption_text import normalize_caption
+from ..utils.caption_text import normalize_caption, replace_surrogates
 from ..utils.windows import boundary_prefix, pieces_read, split_windows, window_piece_starts, window_weights
 from .base import ConcretenessScorer
 from .chunks import Tokenize
 from .explanation import Explanation
-from .inputs import caption_list, replace_surrogates
+from .inputs import caption_list
 from .languages import ENGLISH_ONLY, caption_language
 from .progress import current_report, reporting_to
 from .tokenize_workers import TokenizerSpec, built_tokenizer

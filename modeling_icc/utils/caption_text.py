@@ -91,6 +91,7 @@ _REPEATED_WORD = re.compile(r"(?<!\w)\w*([a-z])\1{2,}\w*")
 _REPEATS = re.compile(r"([a-z])\1{2,}")
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+|[^\W\d_]+")
 _SPACES = re.compile(r"\s{2,}")
+_SURROGATES = re.compile("[\ud800-\udfff]")
 
 #: What :func:`segment` looks a piece up as when it is not even the start of a known word.
 _NOT_A_PIECE = object()
@@ -205,6 +206,12 @@ def _emoji_name(match: re.Match) -> str:
     if not name or name.startswith(("EMOJI MODIFIER", "VARIATION SELECTOR", "ZERO WIDTH", "TAG ", "REGIONAL")):
         return " "
     return f" {name.lower()} "
+
+
+def replace_surrogates(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD: ``json.loads`` makes one of the escape ``"\\ud800"``,
+    and no tokenizer, language identifier or UTF-8 file takes it (the file readers and every scorer read it so)."""
+    return _SURROGATES.sub("\ufffd", text)
 
 
 def unicode_form(text: str) -> str:

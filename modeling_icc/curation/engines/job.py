@@ -22,9 +22,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import BinaryIO
 
-from ...scoring.inputs import replace_surrogates
 from ...scoring.options import Notice, ScoringOptions
 from ...scoring.tokenize_workers import usable_cores
+from ...utils.caption_text import replace_surrogates
 from ...utils.errors import UserInputError
 from ...utils.locations import Location, glob_remote, is_pattern, is_remote, kind, location, storage_errors
 from ..filter_plan import FilterPlan

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterator
 from typing import Any, BinaryIO
 
-from ...scoring.inputs import replace_surrogates
+from ...utils.caption_text import replace_surrogates
 
 BOM = b"\xef\xbb\xbf"
 #: A JSON escape of a UTF-16 surrogate (lone ones decode to unencodable text).
