@@ -269,9 +269,24 @@ class LanguagePolicy:
         """:meth:`language` of ``text``'s :func:`observe` (``text`` as the models read it, :func:`_as_read`),
         each step taken only while the answer is unknown, the identifier last and once: most captions cost a few
         string operations (issue 51's cost goal)."""
-        if not _in_latin_script(text):
-            return other_script_name(text)
-        return self.latin_name_by_words(text) or self.latin_name_by_identifier(text)
+        return self.name_many([text])[0]
+
+    def name_many(self, texts: Sequence[str]) -> list[str]:
+        """:meth:`name` of each of ``texts``: by their script and words first, then the identifier on those left,
+        one call after another (its tables stay in the processor's caches: about 10% faster)."""
+        named: list[str] = []
+        asked: list[int] = []
+        for text in texts:
+            if _in_latin_script(text):
+                language = self.latin_name_by_words(text)
+                if language is None:
+                    asked.append(len(named))
+            else:
+                language = other_script_name(text)
+            named.append(language)
+        for index in asked:
+            named[index] = self.latin_name_by_identifier(texts[index])
+        return named
 
     def latin_name_by_words(self, text: str) -> str | None:
         """The language of Latin-script ``text`` where its words settle it; ``None`` where the identifier must."""
@@ -381,20 +396,10 @@ def read_captions_languages(texts: list[str], read: list[str | None]) -> list[st
     """:func:`caption_language` of each caption with content, ``read`` as the models read it (or ``None``): the
     loop of a scorer, which names every caption it reads, in one call."""
     named = _RECENT.get_many(texts)
-    asked = []
-    for index, language in enumerate(named):
-        if language is None:
-            seen = _as_read(texts[index], read[index])
-            if _in_latin_script(seen):
-                language = POLICY.latin_name_by_words(seen)
-                if language is None:
-                    asked.append((index, seen))
-            else:
-                language = other_script_name(seen)
-            named[index] = language
-    # The identifier's calls one after another: its tables stay in the processor's caches (about 10% faster).
-    for index, seen in asked:
-        named[index] = POLICY.latin_name_by_identifier(seen)
+    missing = [index for index, language in enumerate(named) if language is None]
+    seen = POLICY.name_many([_as_read(texts[index], read[index]) for index in missing])
+    for index, language in zip(missing, seen, strict=True):
+        named[index] = language
     _RECENT.put(texts, named)
     return named
 
